@@ -1,0 +1,162 @@
+package io.sluice.client;
+
+import io.sluice.common.ConfigKey;
+import io.sluice.common.SluiceConf;
+import java.util.List;
+import java.util.Locale;
+
+/** Settings of the client library: pushing, reading and the lifecycle coordinator. */
+public final class ClientConf {
+  public static final ConfigKey<Long> PUSH_BUFFER_SIZE =
+      ConfigKey.bytes(
+          "sluice.push.bufferSize",
+          "64k",
+          "Bytes a map task buffers per partition before it compresses them into a batch and"
+              + " pushes it.");
+  public static final ConfigKey<Long> PUSH_MAX_IN_FLIGHT_PER_SERVER =
+      ConfigKey.bytes(
+          "sluice.push.maxInFlightBytesPerServer",
+          "32m",
+          "Pushed bytes a client JVM may have unacknowledged per server; writers wait beyond it.");
+  public static final ConfigKey<Integer> PUSH_MAX_RETRIES =
+      ConfigKey.integer(
+          "sluice.push.maxRetries",
+          8,
+          "Attempts of one push (CONGESTED or a failed connection) before its partition moves to"
+              + " a new location.");
+  public static final ConfigKey<Long> PUSH_RETRY_WAIT =
+      ConfigKey.millis(
+          "sluice.push.retryWait",
+          "100ms",
+          "First backoff before a push is retried; doubles per attempt, with jitter.");
+  public static final ConfigKey<Long> PUSH_RETRY_MAX_WAIT =
+      ConfigKey.millis("sluice.push.retryMaxWait", "5s", "Cap on the backoff between retries.");
+  public static final ConfigKey<Long> PUSH_TIMEOUT =
+      ConfigKey.millis(
+          "sluice.push.timeout",
+          "300s",
+          "A map task fails when its pushes make no progress for this long, naming the server.");
+  public static final ConfigKey<String> COMPRESSION =
+      ConfigKey.string("sluice.push.compression", "lz4", "Codec of batch payloads: lz4 or none.");
+  public static final ConfigKey<Integer> READ_PREFETCH_CHUNKS =
+      ConfigKey.integer(
+          "sluice.read.prefetchChunks",
+          2,
+          "Chunks a reader fetches ahead of the one it is decoding.");
+  public static final ConfigKey<Long> HEARTBEAT_INTERVAL =
+      ConfigKey.millis(
+          "sluice.coordinator.heartbeatInterval",
+          "10s",
+          "How often the coordinator tells its servers the application is alive.");
+  public static final ConfigKey<Integer> COORDINATOR_PORT =
+      ConfigKey.integer(
+          "sluice.coordinator.port", 0, "Port of the coordinator's endpoint; 0 picks a free port.");
+  public static final ConfigKey<Long> COMMIT_TIMEOUT =
+      ConfigKey.millis(
+          "sluice.coordinator.commitTimeout",
+          "600s",
+          "Longest a reader waits for a shuffle's commit before it fails.");
+
+  public static final List<ConfigKey<?>> KEYS =
+      List.of(
+          PUSH_BUFFER_SIZE,
+          PUSH_MAX_IN_FLIGHT_PER_SERVER,
+          PUSH_MAX_RETRIES,
+          PUSH_RETRY_WAIT,
+          PUSH_RETRY_MAX_WAIT,
+          PUSH_TIMEOUT,
+          COMPRESSION,
+          READ_PREFETCH_CHUNKS,
+          HEARTBEAT_INTERVAL,
+          COORDINATOR_PORT,
+          COMMIT_TIMEOUT);
+
+  private final int pushBufferSize;
+  private final long maxInFlightPerServer;
+  private final int maxRetries;
+  private final long retryWaitMillis;
+  private final long retryMaxWaitMillis;
+  private final long pushTimeoutMillis;
+  private final BatchCodec codec;
+  private final int prefetchChunks;
+  private final long heartbeatIntervalMillis;
+  private final int coordinatorPort;
+  private final long commitTimeoutMillis;
+
+  public ClientConf(SluiceConf conf) {
+    long buffer = conf.get(PUSH_BUFFER_SIZE);
+    if (buffer < 1024 || buffer > (64 << 20)) {
+      throw new IllegalArgumentException(
+          PUSH_BUFFER_SIZE + " must be between 1k and 64m, got " + buffer + " bytes");
+    }
+    this.pushBufferSize = (int) buffer;
+    this.maxInFlightPerServer = conf.get(PUSH_MAX_IN_FLIGHT_PER_SERVER);
+    if (maxInFlightPerServer < 1) {
+      throw new IllegalArgumentException(PUSH_MAX_IN_FLIGHT_PER_SERVER + " must be positive");
+    }
+    this.maxRetries = conf.get(PUSH_MAX_RETRIES);
+    if (maxRetries < 0) {
+      throw new IllegalArgumentException(PUSH_MAX_RETRIES + " must not be negative");
+    }
+    this.retryWaitMillis = conf.get(PUSH_RETRY_WAIT);
+    this.retryMaxWaitMillis = conf.get(PUSH_RETRY_MAX_WAIT);
+    this.pushTimeoutMillis = conf.get(PUSH_TIMEOUT);
+    this.codec = BatchCodec.named(conf.get(COMPRESSION).toLowerCase(Locale.ROOT));
+    this.prefetchChunks = conf.get(READ_PREFETCH_CHUNKS);
+    if (prefetchChunks < 1) {
+      throw new IllegalArgumentException(READ_PREFETCH_CHUNKS + " must be at least 1");
+    }
+    this.heartbeatIntervalMillis = conf.get(HEARTBEAT_INTERVAL);
+    if (heartbeatIntervalMillis < 1) {
+      throw new IllegalArgumentException(HEARTBEAT_INTERVAL + " must be positive");
+    }
+    this.coordinatorPort = conf.get(COORDINATOR_PORT);
+    this.commitTimeoutMillis = conf.get(COMMIT_TIMEOUT);
+  }
+
+  /** Bytes. */
+  public int pushBufferSize() {
+    return pushBufferSize;
+  }
+
+  /** Bytes. */
+  public long maxInFlightPerServer() {
+    return maxInFlightPerServer;
+  }
+
+  public int maxRetries() {
+    return maxRetries;
+  }
+
+  public long retryWaitMillis() {
+    return retryWaitMillis;
+  }
+
+  public long retryMaxWaitMillis() {
+    return retryMaxWaitMillis;
+  }
+
+  public long pushTimeoutMillis() {
+    return pushTimeoutMillis;
+  }
+
+  public BatchCodec codec() {
+    return codec;
+  }
+
+  public int prefetchChunks() {
+    return prefetchChunks;
+  }
+
+  public long heartbeatIntervalMillis() {
+    return heartbeatIntervalMillis;
+  }
+
+  public int coordinatorPort() {
+    return coordinatorPort;
+  }
+
+  public long commitTimeoutMillis() {
+    return commitTimeoutMillis;
+  }
+}

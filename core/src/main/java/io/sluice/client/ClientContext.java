@@ -1,0 +1,153 @@
+package io.sluice.client;
+
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.sluice.client.push.InFlightLimiter;
+import io.sluice.common.SluiceConf;
+import io.sluice.network.Message;
+import io.sluice.network.NetworkConf;
+import io.sluice.network.TransportClient;
+import io.sluice.network.TransportClientPool;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.SluiceProtocol;
+import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.Response;
+import io.sluice.protocol.proto.ServerAddress;
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongFunction;
+
+/**
+ * What the client library shares within one JVM (an executor, a TaskManager, the driver): the
+ * connection pool, the settings, and a scheduler for retries. Create one per JVM and close it when
+ * the JVM's work ends; it is never a static singleton. Thread safe.
+ */
+public final class ClientContext implements Closeable {
+  private final ClientConf conf;
+  private final NetworkConf networkConf;
+  private final TransportClientPool pool;
+  private final ScheduledExecutorService scheduler;
+  private final InFlightLimiter inFlight;
+
+  public ClientContext(SluiceConf conf) {
+    this.conf = new ClientConf(conf);
+    this.networkConf = new NetworkConf(conf);
+    this.pool = new TransportClientPool("sluice", networkConf, SluiceProtocol.INSTANCE);
+    this.scheduler =
+        Executors.newScheduledThreadPool(1, new DefaultThreadFactory("sluice-client-retry", true));
+    this.inFlight =
+        new InFlightLimiter(this.conf.maxInFlightPerServer(), this.conf.pushTimeoutMillis());
+  }
+
+  public ClientConf conf() {
+    return conf;
+  }
+
+  public NetworkConf networkConf() {
+    return networkConf;
+  }
+
+  public TransportClientPool pool() {
+    return pool;
+  }
+
+  /** The JVM-wide bound on unacknowledged pushed bytes per server. */
+  public InFlightLimiter inFlight() {
+    return inFlight;
+  }
+
+  /** Runs retries and heartbeats; tasks must be short. */
+  public ScheduledExecutorService scheduler() {
+    return scheduler;
+  }
+
+  /**
+   * Sends a request and waits for an OK (or SOFT_SPLIT) response.
+   *
+   * @return the response header; a body, if any, is released
+   * @throws StatusException when the server answers another status
+   * @throws IOException naming the server when it cannot be reached or does not answer in time
+   */
+  public Response call(ServerAddress server, LongFunction<Message> request)
+      throws IOException, StatusException {
+    Message response = callWithBody(server, request);
+    response.release();
+    return response.header(Response.class);
+  }
+
+  /** Like {@link #call} but hands the response (and its body) to the caller, who releases it. */
+  public Message callWithBody(ServerAddress server, LongFunction<Message> request)
+      throws IOException, StatusException {
+    try {
+      return callAsync(server, request)
+          .get(networkConf.requestTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof StatusException) {
+        throw (StatusException) cause;
+      }
+      if (cause instanceof IOException) {
+        throw (IOException) cause;
+      }
+      throw new IOException(
+          "Request to Sluice server " + format(server) + " failed: " + cause, cause);
+    } catch (TimeoutException e) {
+      throw new IOException("No response from Sluice server " + format(server), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("Interrupted while waiting for Sluice server " + format(server), e);
+    }
+  }
+
+  /**
+   * Sends a request without waiting. The future completes with the response (owned by the caller)
+   * when its status is OK or SOFT_SPLIT, with a {@link StatusException} for other statuses, and
+   * with an {@link IOException} naming the server when it cannot be reached or does not answer.
+   */
+  public CompletableFuture<Message> callAsync(ServerAddress server, LongFunction<Message> request) {
+    TransportClient client;
+    try {
+      client = pool.get(server.getHost(), server.getPort());
+    } catch (IOException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return client
+        .send(request)
+        .handle(
+            (response, error) -> {
+              if (error != null) {
+                Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+                if (cause instanceof TimeoutException) {
+                  cause = new IOException(cause.getMessage(), cause);
+                }
+                throw new CompletionException(cause);
+              }
+              try {
+                Messages.expectOk(response);
+              } catch (StatusException e) {
+                throw new CompletionException(e);
+              }
+              return response;
+            });
+  }
+
+  public static ServerAddress address(String host, int port) {
+    return ServerAddress.newBuilder().setHost(host).setPort(port).build();
+  }
+
+  public static String format(ServerAddress server) {
+    return server.getHost() + ":" + server.getPort();
+  }
+
+  @Override
+  public void close() {
+    scheduler.shutdownNow();
+    pool.close();
+  }
+}

@@ -1,0 +1,105 @@
+package io.sluice.client.coordinator;
+
+import io.sluice.client.ClientContext;
+import io.sluice.protocol.MessageType;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.CommittedShuffle;
+import io.sluice.protocol.proto.GetCommittedSplits;
+import io.sluice.protocol.proto.GetShuffleLocations;
+import io.sluice.protocol.proto.MapperEnd;
+import io.sluice.protocol.proto.PartitionLocation;
+import io.sluice.protocol.proto.RevivePartition;
+import io.sluice.protocol.proto.ServerAddress;
+import java.io.IOException;
+import java.util.List;
+
+/**
+ * How tasks reach their application's coordinator, in whatever JVM it runs. Thread safe; calls
+ * block until answered and fail with {@link IOException} or {@link StatusException}.
+ */
+public final class CoordinatorClient {
+  private final ClientContext context;
+  private final ServerAddress coordinator;
+
+  public CoordinatorClient(ClientContext context, ServerAddress coordinator) {
+    this.context = context;
+    this.coordinator = coordinator;
+  }
+
+  /** The current location of every partition of the shuffle, indexed by partition. */
+  public List<PartitionLocation> locations(int shuffleId) throws IOException, StatusException {
+    return context
+        .call(
+            coordinator,
+            id ->
+                Messages.request(
+                    MessageType.GET_SHUFFLE_LOCATIONS,
+                    GetShuffleLocations.newBuilder()
+                        .setRequestId(id)
+                        .setShuffleId(shuffleId)
+                        .build(),
+                    id))
+        .getLocations()
+        .getLocationsList();
+  }
+
+  /** Reports that a map attempt pushed all its data. The first attempt to report wins. */
+  public void mapperEnd(int shuffleId, int mapIndex, int attempt)
+      throws IOException, StatusException {
+    context.call(
+        coordinator,
+        id ->
+            Messages.request(
+                MessageType.MAPPER_END,
+                MapperEnd.newBuilder()
+                    .setRequestId(id)
+                    .setShuffleId(shuffleId)
+                    .setMapIndex(mapIndex)
+                    .setAttempt(attempt)
+                    .build(),
+                id));
+  }
+
+  /**
+   * The committed splits of partitions [startPartition, endPartition) and the winning attempt of
+   * every map; waits for the commit (up to {@code sluice.network.requestTimeout}).
+   */
+  public CommittedShuffle committedSplits(int shuffleId, int startPartition, int endPartition)
+      throws IOException, StatusException {
+    return context
+        .call(
+            coordinator,
+            id ->
+                Messages.request(
+                    MessageType.GET_COMMITTED_SPLITS,
+                    GetCommittedSplits.newBuilder()
+                        .setRequestId(id)
+                        .setShuffleId(shuffleId)
+                        .setStartPartition(startPartition)
+                        .setEndPartition(endPartition)
+                        .build(),
+                    id))
+        .getCommitted();
+  }
+
+  /** A new location for a partition whose location at {@code failedEpoch} takes no more data. */
+  public PartitionLocation revive(int shuffleId, int partitionId, int failedEpoch, String reason)
+      throws IOException, StatusException {
+    return context
+        .call(
+            coordinator,
+            id ->
+                Messages.request(
+                    MessageType.REVIVE_PARTITION,
+                    RevivePartition.newBuilder()
+                        .setRequestId(id)
+                        .setShuffleId(shuffleId)
+                        .setPartitionId(partitionId)
+                        .setFailedEpoch(failedEpoch)
+                        .setReason(reason)
+                        .build(),
+                    id))
+        .getLocation();
+  }
+}

@@ -1,0 +1,123 @@
+package io.sluice.client.coordinator;
+
+import io.netty.channel.Channel;
+import io.sluice.network.Message;
+import io.sluice.network.RequestHandler;
+import io.sluice.protocol.MessageType;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.proto.CommittedShuffle;
+import io.sluice.protocol.proto.CommittedSplit;
+import io.sluice.protocol.proto.GetCommittedSplits;
+import io.sluice.protocol.proto.GetShuffleLocations;
+import io.sluice.protocol.proto.MapperEnd;
+import io.sluice.protocol.proto.PartitionLocation;
+import io.sluice.protocol.proto.Response;
+import io.sluice.protocol.proto.RevivePartition;
+import io.sluice.protocol.proto.ShuffleLocations;
+import io.sluice.protocol.proto.Status;
+import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Decodes requests to the coordinator's endpoint, delegates them and answers. */
+final class CoordinatorRequestHandler implements RequestHandler {
+  private static final Logger LOG = LoggerFactory.getLogger(CoordinatorRequestHandler.class);
+
+  private final ShuffleCoordinator coordinator;
+
+  CoordinatorRequestHandler(ShuffleCoordinator coordinator) {
+    this.coordinator = coordinator;
+  }
+
+  @Override
+  public void handle(Channel channel, Message request) {
+    long id = request.requestId();
+    request.release(); // coordinator requests carry no body
+    try {
+      switch (MessageType.of(request.type())) {
+        case GET_SHUFFLE_LOCATIONS:
+          {
+            GetShuffleLocations h = request.header(GetShuffleLocations.class);
+            channel.writeAndFlush(
+                Messages.response(
+                    ok(id)
+                        .setLocations(
+                            ShuffleLocations.newBuilder()
+                                .addAllLocations(coordinator.locations(h.getShuffleId())))
+                        .build()));
+            return;
+          }
+        case MAPPER_END:
+          {
+            MapperEnd h = request.header(MapperEnd.class);
+            coordinator.mapperEnd(h.getShuffleId(), h.getMapIndex(), h.getAttempt());
+            channel.writeAndFlush(Messages.ok(id));
+            return;
+          }
+        case GET_COMMITTED_SPLITS:
+          committedSplits(channel, id, request.header(GetCommittedSplits.class));
+          return;
+        case REVIVE_PARTITION:
+          {
+            RevivePartition h = request.header(RevivePartition.class);
+            PartitionLocation next =
+                coordinator.revive(
+                    h.getShuffleId(), h.getPartitionId(), h.getFailedEpoch(), h.getReason());
+            channel.writeAndFlush(Messages.response(ok(id).setLocation(next).build()));
+            return;
+          }
+        default:
+          channel.writeAndFlush(
+              Messages.error(
+                  id,
+                  Status.BAD_REQUEST,
+                  MessageType.of(request.type()) + " is not a request the coordinator answers"));
+      }
+    } catch (IllegalArgumentException e) {
+      channel.writeAndFlush(Messages.error(id, Status.BAD_REQUEST, e.getMessage()));
+    } catch (IOException e) {
+      channel.writeAndFlush(Messages.error(id, Status.INTERNAL_ERROR, e.getMessage()));
+    } catch (RuntimeException e) {
+      LOG.error("Coordinator failed to handle {}", request, e);
+      channel.writeAndFlush(Messages.error(id, Status.INTERNAL_ERROR, e.toString()));
+    }
+  }
+
+  private void committedSplits(Channel channel, long id, GetCommittedSplits h) {
+    int start = h.getStartPartition();
+    int end = h.getEndPartition();
+    if (start < 0 || end < start) {
+      throw new IllegalArgumentException(
+          "invalid partition range [" + start + ", " + end + ") for shuffle " + h.getShuffleId());
+    }
+    CompletableFuture<CommittedShuffle> committed = coordinator.committed(h.getShuffleId());
+    committed.whenComplete(
+        (all, error) -> {
+          if (error != null) {
+            channel.writeAndFlush(Messages.error(id, Status.INTERNAL_ERROR, error.toString()));
+            return;
+          }
+          CommittedShuffle.Builder b =
+              CommittedShuffle.newBuilder()
+                  .setNumMaps(all.getNumMaps())
+                  .addAllWinningAttempts(all.getWinningAttemptsList())
+                  .setLostReason(all.getLostReason());
+          for (CommittedSplit s : all.getSplitsList()) {
+            if (s.getPartitionId() >= start && s.getPartitionId() < end) {
+              b.addSplits(s);
+            }
+          }
+          for (int p : all.getLostPartitionsList()) {
+            if (p >= start && p < end) {
+              b.addLostPartitions(p);
+            }
+          }
+          channel.writeAndFlush(Messages.response(ok(id).setCommitted(b).build()));
+        });
+  }
+
+  private static Response.Builder ok(long id) {
+    return Messages.okBuilder(id);
+  }
+}

@@ -1,0 +1,399 @@
+package io.sluice.client.coordinator;
+
+import io.sluice.client.ClientContext;
+import io.sluice.common.Ids;
+import io.sluice.network.TransportServer;
+import io.sluice.protocol.MessageType;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.SluiceProtocol;
+import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.CommitShuffle;
+import io.sluice.protocol.proto.CommittedShuffle;
+import io.sluice.protocol.proto.CommittedSplit;
+import io.sluice.protocol.proto.Heartbeat;
+import io.sluice.protocol.proto.PartitionLocation;
+import io.sluice.protocol.proto.RegisterShuffle;
+import io.sluice.protocol.proto.Response;
+import io.sluice.protocol.proto.ServerAddress;
+import io.sluice.protocol.proto.UnregisterApplication;
+import io.sluice.protocol.proto.UnregisterShuffle;
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The lifecycle coordinator of one application, hosted by the Spark driver or the Flink
+ * ShuffleMaster. Places partitions on servers, records map completions and the winning attempt of
+ * each map, commits a shuffle on its servers when its last map ends, answers readers with the
+ * committed splits, moves partitions whose location fails, and unregisters. Listens on its own
+ * endpoint so tasks in other JVMs reach it through {@link CoordinatorClient}. Thread safe.
+ */
+public final class ShuffleCoordinator implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(ShuffleCoordinator.class);
+
+  private final String appId;
+  private final List<ServerAddress> servers;
+  private final ClientContext context;
+  private final Map<Integer, CoordinatedShuffle> shuffles = new ConcurrentHashMap<>();
+  private final Set<ServerAddress> registeredServers = ConcurrentHashMap.newKeySet();
+  private final TransportServer endpoint;
+  private final ScheduledFuture<?> heartbeats;
+
+  /**
+   * Starts the coordinator and its endpoint on {@code bindHost} and {@code
+   * sluice.coordinator.port}.
+   */
+  public ShuffleCoordinator(
+      String appId, List<ServerAddress> servers, ClientContext context, String bindHost)
+      throws IOException {
+    this.appId = Ids.checkAppId(appId);
+    if (servers.isEmpty()) {
+      throw new IllegalArgumentException("no Sluice servers configured for application " + appId);
+    }
+    this.servers = List.copyOf(servers);
+    this.context = context;
+    try {
+      this.endpoint =
+          new TransportServer(
+              "sluice-coordinator-" + appId,
+              context.networkConf(),
+              SluiceProtocol.INSTANCE,
+              new CoordinatorRequestHandler(this),
+              bindHost,
+              context.conf().coordinatorPort());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while starting the coordinator endpoint", e);
+    }
+    long interval = context.conf().heartbeatIntervalMillis();
+    this.heartbeats =
+        context
+            .scheduler()
+            .scheduleWithFixedDelay(this::heartbeat, interval, interval, TimeUnit.MILLISECONDS);
+  }
+
+  public String appId() {
+    return appId;
+  }
+
+  /** The port of the coordinator's endpoint. */
+  public int port() {
+    return endpoint.port();
+  }
+
+  /**
+   * Registers a shuffle and places its partitions round robin over the servers, starting at a
+   * random one. A server that refuses registration is skipped.
+   *
+   * @throws IOException when no server accepts the shuffle
+   */
+  public void registerShuffle(int shuffleId, int numMaps, int numPartitions) throws IOException {
+    if (numMaps < 0 || numPartitions < 0) {
+      throw new IllegalArgumentException(
+          "shuffle " + shuffleId + " needs non-negative map and partition counts");
+    }
+    List<ServerAddress> usable = new ArrayList<>();
+    IOException lastError = null;
+    for (ServerAddress s : servers) {
+      try {
+        registerOn(s, shuffleId);
+        usable.add(s);
+      } catch (IOException | StatusException e) {
+        LOG.warn(
+            "Server {} refused {}; placing its partitions elsewhere: {}",
+            ClientContext.format(s),
+            Ids.shuffle(appId, shuffleId),
+            e.getMessage());
+        lastError = new IOException(e.getMessage(), e);
+      }
+    }
+    if (usable.isEmpty()) {
+      throw new IOException(
+          "No Sluice server accepted " + Ids.shuffle(appId, shuffleId) + ": " + lastError,
+          lastError);
+    }
+    int start = ThreadLocalRandom.current().nextInt(usable.size());
+    List<PartitionLocation> locations = new ArrayList<>(numPartitions);
+    for (int p = 0; p < numPartitions; p++) {
+      locations.add(
+          PartitionLocation.newBuilder()
+              .setPartitionId(p)
+              .setEpoch(0)
+              .setServer(usable.get((start + p) % usable.size()))
+              .build());
+    }
+    shuffles.put(shuffleId, new CoordinatedShuffle(shuffleId, numMaps, locations));
+    LOG.info(
+        "Registered {} with {} maps and {} partitions on {} servers",
+        Ids.shuffle(appId, shuffleId),
+        numMaps,
+        numPartitions,
+        usable.size());
+  }
+
+  private void registerOn(ServerAddress server, int shuffleId) throws IOException, StatusException {
+    context.call(
+        server,
+        id ->
+            Messages.request(
+                MessageType.REGISTER_SHUFFLE,
+                RegisterShuffle.newBuilder()
+                    .setRequestId(id)
+                    .setAppId(appId)
+                    .setShuffleId(shuffleId)
+                    .build(),
+                id));
+    registeredServers.add(server);
+  }
+
+  CoordinatedShuffle shuffle(int shuffleId) {
+    CoordinatedShuffle s = shuffles.get(shuffleId);
+    if (s == null) {
+      throw new IllegalArgumentException(
+          Ids.shuffle(appId, shuffleId) + " is not registered with the coordinator");
+    }
+    return s;
+  }
+
+  public List<PartitionLocation> locations(int shuffleId) {
+    return shuffle(shuffleId).locations();
+  }
+
+  /** Records a map completion and commits the shuffle when it was the last one. */
+  public void mapperEnd(int shuffleId, int mapIndex, int attempt) {
+    CoordinatedShuffle s = shuffle(shuffleId);
+    if (mapIndex < 0 || mapIndex >= s.numMaps() || attempt < 0) {
+      throw new IllegalArgumentException(
+          "map "
+              + mapIndex
+              + " attempt "
+              + attempt
+              + " is out of range for "
+              + Ids.shuffle(appId, shuffleId)
+              + " with "
+              + s.numMaps()
+              + " maps");
+    }
+    if (s.mapperEnded(mapIndex, attempt)) {
+      commit(shuffleId);
+    }
+  }
+
+  /**
+   * Commits the shuffle on every server that holds one of its splits (once; later calls return the
+   * same future). Partitions on a server that fails to commit are reported lost.
+   */
+  public CompletableFuture<CommittedShuffle> commit(int shuffleId) {
+    CoordinatedShuffle s = shuffle(shuffleId);
+    if (!s.startCommit()) {
+      return s.committed();
+    }
+    List<ServerAddress> targets = s.servers();
+    List<CompletableFuture<List<CommittedSplit>>> results = new ArrayList<>();
+    for (ServerAddress server : targets) {
+      results.add(commitOn(server, shuffleId));
+    }
+    CompletableFuture.allOf(results.toArray(new CompletableFuture<?>[0]))
+        .whenComplete(
+            (v, e) -> {
+              List<CommittedSplit> splits = new ArrayList<>();
+              BitSet lost = new BitSet();
+              StringBuilder reasons = new StringBuilder();
+              for (int i = 0; i < targets.size(); i++) {
+                try {
+                  splits.addAll(results.get(i).join());
+                } catch (RuntimeException failure) {
+                  lost.or(s.partitionsOn(targets.get(i)));
+                  reasons
+                      .append(ClientContext.format(targets.get(i)))
+                      .append(": ")
+                      .append(
+                          failure.getCause() == null ? failure : failure.getCause().getMessage())
+                      .append("; ");
+                }
+              }
+              if (!lost.isEmpty()) {
+                LOG.error(
+                    "Commit of {} lost {} partition(s): {}",
+                    Ids.shuffle(appId, shuffleId),
+                    lost.cardinality(),
+                    reasons);
+              } else {
+                LOG.info(
+                    "Committed {}: {} splits on {} servers",
+                    Ids.shuffle(appId, shuffleId),
+                    splits.size(),
+                    targets.size());
+              }
+              s.completeCommit(splits, lost, reasons.toString());
+            });
+    return s.committed();
+  }
+
+  private CompletableFuture<List<CommittedSplit>> commitOn(ServerAddress server, int shuffleId) {
+    return context
+        .callAsync(
+            server,
+            id ->
+                Messages.request(
+                    MessageType.COMMIT_SHUFFLE,
+                    CommitShuffle.newBuilder()
+                        .setRequestId(id)
+                        .setAppId(appId)
+                        .setShuffleId(shuffleId)
+                        .build(),
+                    id))
+        .thenApply(
+            response -> {
+              response.release();
+              List<CommittedSplit> splits = new ArrayList<>();
+              for (CommittedSplit split :
+                  response.header(Response.class).getCommit().getSplitsList()) {
+                splits.add(split.toBuilder().setServer(server).build());
+              }
+              return splits;
+            });
+  }
+
+  /** The commit of a shuffle, completing when it is done. */
+  public CompletableFuture<CommittedShuffle> committed(int shuffleId) {
+    return shuffle(shuffleId).committed();
+  }
+
+  /**
+   * Moves a partition off the location that failed at {@code failedEpoch}: the next epoch goes to
+   * another server (the same one if it is the only one). Concurrent calls for the same failure get
+   * the same new location.
+   */
+  public PartitionLocation revive(int shuffleId, int partitionId, int failedEpoch, String reason)
+      throws IOException {
+    CoordinatedShuffle s = shuffle(shuffleId);
+    if (partitionId < 0 || partitionId >= s.numPartitions()) {
+      throw new IllegalArgumentException(
+          "partition " + partitionId + " is out of range for " + Ids.shuffle(appId, shuffleId));
+    }
+    synchronized (s) {
+      PartitionLocation now = s.current(partitionId);
+      if (now.getEpoch() > failedEpoch) {
+        return now;
+      }
+      int from = servers.indexOf(now.getServer());
+      IOException lastError = null;
+      for (int i = 1; i <= servers.size(); i++) {
+        ServerAddress candidate = servers.get((from + i) % servers.size());
+        try {
+          registerOn(candidate, shuffleId);
+        } catch (IOException | StatusException e) {
+          lastError = new IOException(e.getMessage(), e);
+          continue;
+        }
+        PartitionLocation next =
+            now.toBuilder().setEpoch(now.getEpoch() + 1).setServer(candidate).build();
+        s.moveTo(next);
+        LOG.info(
+            "Moved {} partition {} from {} (epoch {}) to {} (epoch {}): {}",
+            Ids.shuffle(appId, shuffleId),
+            partitionId,
+            ClientContext.format(now.getServer()),
+            now.getEpoch(),
+            ClientContext.format(candidate),
+            next.getEpoch(),
+            reason);
+        return next;
+      }
+      throw new IOException(
+          "No Sluice server can take "
+              + Ids.shuffle(appId, shuffleId)
+              + " partition "
+              + partitionId
+              + ": "
+              + lastError,
+          lastError);
+    }
+  }
+
+  /** Forgets the shuffle and deletes its files on every server that had it. */
+  public void unregisterShuffle(int shuffleId) {
+    CoordinatedShuffle s = shuffles.remove(shuffleId);
+    if (s == null) {
+      return;
+    }
+    for (ServerAddress server : s.servers()) {
+      try {
+        context.call(
+            server,
+            id ->
+                Messages.request(
+                    MessageType.UNREGISTER_SHUFFLE,
+                    UnregisterShuffle.newBuilder()
+                        .setRequestId(id)
+                        .setAppId(appId)
+                        .setShuffleId(shuffleId)
+                        .build(),
+                    id));
+      } catch (IOException | StatusException e) {
+        LOG.warn(
+            "Could not unregister {} on {} (its files go when the application expires): {}",
+            Ids.shuffle(appId, shuffleId),
+            ClientContext.format(server),
+            e.getMessage());
+      }
+    }
+  }
+
+  private void heartbeat() {
+    for (ServerAddress server : registeredServers) {
+      try {
+        context.call(
+            server,
+            id ->
+                Messages.request(
+                    MessageType.HEARTBEAT,
+                    Heartbeat.newBuilder().setRequestId(id).setAppId(appId).build(),
+                    id));
+      } catch (IOException | StatusException e) {
+        LOG.warn(
+            "Heartbeat of application {} to {} failed: {}",
+            appId,
+            ClientContext.format(server),
+            e.getMessage());
+      }
+    }
+  }
+
+  /** Unregisters the application on every server (deleting its files) and stops the endpoint. */
+  @Override
+  public void close() {
+    heartbeats.cancel(false);
+    endpoint.close();
+    for (ServerAddress server : registeredServers) {
+      try {
+        context.call(
+            server,
+            id ->
+                Messages.request(
+                    MessageType.UNREGISTER_APPLICATION,
+                    UnregisterApplication.newBuilder().setRequestId(id).setAppId(appId).build(),
+                    id));
+      } catch (IOException | StatusException e) {
+        LOG.warn(
+            "Could not unregister application {} on {}: {}",
+            appId,
+            ClientContext.format(server),
+            e.getMessage());
+      }
+    }
+    shuffles.clear();
+  }
+}

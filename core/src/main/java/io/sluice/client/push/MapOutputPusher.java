@@ -1,0 +1,357 @@
+package io.sluice.client.push;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.sluice.client.Backoff;
+import io.sluice.client.BatchCodec;
+import io.sluice.client.ClientContext;
+import io.sluice.client.coordinator.CoordinatorClient;
+import io.sluice.common.Ids;
+import io.sluice.protocol.BatchFormat;
+import io.sluice.protocol.MessageType;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.PartitionLocation;
+import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.Response;
+import io.sluice.protocol.proto.Status;
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Pushes the output of one map attempt. Buffers records per partition; a full buffer becomes a
+ * compressed batch pushed asynchronously, within the JVM's in-flight bound per server. CONGESTED
+ * and connection failures are retried with jittered backoff; a location that refuses data
+ * (HARD_SPLIT) or keeps failing is replaced through the coordinator and the batch resent there
+ * (with the same batch id, so readers drop a duplicate). {@link #finish} pushes what is left, waits
+ * for every acknowledgement and reports the map to the coordinator.
+ *
+ * <p>Not thread safe: one task thread calls {@link #write} and {@link #finish}; responses are
+ * handled on network threads.
+ */
+public final class MapOutputPusher implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(MapOutputPusher.class);
+
+  private final ClientContext context;
+  private final CoordinatorClient coordinator;
+  private final String appId;
+  private final int shuffleId;
+  private final int mapIndex;
+  private final int attempt;
+  private final BatchCodec codec;
+  private final Backoff backoff;
+  private final int bufferSize;
+  private final AtomicReferenceArray<PartitionLocation> locations;
+  private final byte[][] buffers;
+  private final int[] fill;
+  private final long[] bytesPushed;
+  private int nextBatchId;
+  private final Object lock = new Object();
+  // guarded by lock
+  private int outstanding;
+  private IOException failure;
+  private long lastProgressNanos = System.nanoTime();
+
+  public MapOutputPusher(
+      ClientContext context,
+      CoordinatorClient coordinator,
+      String appId,
+      int shuffleId,
+      int mapIndex,
+      int attempt,
+      List<PartitionLocation> locations) {
+    this.context = context;
+    this.coordinator = coordinator;
+    this.appId = appId;
+    this.shuffleId = shuffleId;
+    this.mapIndex = mapIndex;
+    this.attempt = attempt;
+    this.codec = context.conf().codec();
+    this.backoff =
+        new Backoff(context.conf().retryWaitMillis(), context.conf().retryMaxWaitMillis());
+    this.bufferSize = context.conf().pushBufferSize();
+    this.locations = new AtomicReferenceArray<>(locations.toArray(new PartitionLocation[0]));
+    this.buffers = new byte[locations.size()][];
+    this.fill = new int[locations.size()];
+    this.bytesPushed = new long[locations.size()];
+  }
+
+  /**
+   * Adds {@code len} bytes of whole, serialized records to a partition. A write is never split
+   * across batches, so each batch payload decodes on its own.
+   */
+  public void write(int partition, byte[] bytes, int off, int len) throws IOException {
+    checkFailure();
+    if (len > bufferSize - fill[partition]) {
+      flushPartition(partition);
+    }
+    if (len >= bufferSize) {
+      pushBatch(partition, bytes, off, len);
+      return;
+    }
+    if (buffers[partition] == null) {
+      buffers[partition] = new byte[bufferSize];
+    }
+    System.arraycopy(bytes, off, buffers[partition], fill[partition], len);
+    fill[partition] += len;
+  }
+
+  private void flushPartition(int partition) throws IOException {
+    if (fill[partition] > 0) {
+      pushBatch(partition, buffers[partition], 0, fill[partition]);
+      fill[partition] = 0;
+    }
+  }
+
+  private void pushBatch(int partition, byte[] raw, int off, int len) throws IOException {
+    int batchId = nextBatchId++;
+    ByteBuf body =
+        PooledByteBufAllocator.DEFAULT.directBuffer(
+            BatchFormat.HEADER_SIZE + codec.maxCompressedLength(len));
+    BatchFormat.writeHeader(body, mapIndex, attempt, batchId, 0);
+    codec.compress(raw, off, len, body);
+    body.setInt(12, body.readableBytes() - BatchFormat.HEADER_SIZE);
+    bytesPushed[partition] += body.readableBytes();
+    PendingPush push = new PendingPush(partition, body);
+    try {
+      context.inFlight().acquire(locations.get(partition).getServer(), push.bytes);
+    } catch (InterruptedException e) {
+      body.release();
+      Thread.currentThread().interrupt();
+      throw new IOException("Interrupted while waiting to push " + describe(partition), e);
+    } catch (IOException e) {
+      body.release();
+      throw e;
+    }
+    push.permitServer = locations.get(partition).getServer();
+    synchronized (lock) {
+      outstanding++;
+    }
+    send(push);
+  }
+
+  /** One batch on its way; owns {@link #body} until acknowledged or failed. */
+  private final class PendingPush {
+    final int partition;
+    final ByteBuf body;
+    final int bytes;
+    io.sluice.protocol.proto.ServerAddress permitServer;
+    int attempts;
+
+    PendingPush(int partition, ByteBuf body) {
+      this.partition = partition;
+      this.body = body;
+      this.bytes = body.readableBytes();
+    }
+  }
+
+  private void send(PendingPush push) {
+    PartitionLocation location = locations.get(push.partition);
+    push.attempts++;
+    context
+        .callAsync(
+            location.getServer(),
+            id ->
+                Messages.request(
+                    MessageType.PUSH_DATA,
+                    PushData.newBuilder()
+                        .setRequestId(id)
+                        .setAppId(appId)
+                        .setShuffleId(shuffleId)
+                        .setPartitionId(push.partition)
+                        .setEpoch(location.getEpoch())
+                        .build(),
+                    id,
+                    push.body.retainedDuplicate()))
+        .whenComplete(
+            (response, error) -> {
+              if (error == null) {
+                Status status = response.header(Response.class).getStatus();
+                response.release();
+                if (status == Status.SOFT_SPLIT) {
+                  context.scheduler().execute(() -> revive(push.partition, location, "soft split"));
+                }
+                done(push, null);
+              } else {
+                onFailure(
+                    push,
+                    location,
+                    error instanceof CompletionException ? error.getCause() : error);
+              }
+            });
+  }
+
+  private void onFailure(PendingPush push, PartitionLocation location, Throwable cause) {
+    Status status = cause instanceof StatusException ? ((StatusException) cause).status() : null;
+    boolean retryable =
+        status == null || status == Status.CONGESTED || status == Status.INTERNAL_ERROR;
+    boolean moveOn =
+        status == Status.HARD_SPLIT
+            || ((status == null || status == Status.INTERNAL_ERROR) && push.attempts > 2);
+    if (status == Status.STAGE_ENDED && attempt >= 0) {
+      done(push, new IOException(describe(push.partition) + ": " + cause.getMessage(), cause));
+      return;
+    }
+    if (!retryable && !moveOn || push.attempts > context.conf().maxRetries()) {
+      done(
+          push,
+          new IOException(
+              "Push of "
+                  + describe(push.partition)
+                  + " to "
+                  + ClientContext.format(location.getServer())
+                  + " failed after "
+                  + push.attempts
+                  + " attempt(s): "
+                  + cause.getMessage(),
+              cause));
+      return;
+    }
+    long delay = moveOn ? 0 : backoff.delayMillis(push.attempts);
+    LOG.debug(
+        "Retrying {} in {} ms after: {}", describe(push.partition), delay, cause.getMessage());
+    context
+        .scheduler()
+        .schedule(
+            () -> {
+              if (moveOn) {
+                try {
+                  revive(push.partition, location, cause.getMessage());
+                } catch (RuntimeException e) {
+                  done(push, new IOException(e.getMessage(), e));
+                  return;
+                }
+              }
+              send(push);
+            },
+            delay,
+            TimeUnit.MILLISECONDS);
+  }
+
+  /** Asks the coordinator for a new location (scheduler thread). */
+  private void revive(int partition, PartitionLocation failed, String reason) {
+    if (locations.get(partition).getEpoch() > failed.getEpoch()) {
+      return;
+    }
+    try {
+      PartitionLocation next = coordinator.revive(shuffleId, partition, failed.getEpoch(), reason);
+      locations.accumulateAndGet(
+          partition, next, (now, n) -> n.getEpoch() > now.getEpoch() ? n : now);
+    } catch (IOException | StatusException e) {
+      throw new IllegalStateException(
+          "Cannot move "
+              + describe(partition)
+              + " off "
+              + ClientContext.format(failed.getServer())
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  private void done(PendingPush push, IOException error) {
+    push.body.release();
+    context.inFlight().release(push.permitServer, push.bytes);
+    synchronized (lock) {
+      outstanding--;
+      lastProgressNanos = System.nanoTime();
+      if (error != null && failure == null) {
+        failure = error;
+      }
+      lock.notifyAll();
+    }
+  }
+
+  private void checkFailure() throws IOException {
+    synchronized (lock) {
+      if (failure != null) {
+        throw new IOException(failure.getMessage(), failure);
+      }
+    }
+  }
+
+  /**
+   * Pushes every buffered record, waits for all acknowledgements, then reports the map attempt to
+   * the coordinator.
+   *
+   * @return the bytes pushed per partition (compressed, with batch headers)
+   * @throws IOException naming the partition and server when a push failed or made no progress for
+   *     {@code sluice.push.timeout}
+   */
+  public long[] finish() throws IOException {
+    for (int p = 0; p < buffers.length; p++) {
+      checkFailure();
+      flushPartition(p);
+      buffers[p] = null;
+    }
+    awaitAcknowledged();
+    try {
+      coordinator.mapperEnd(shuffleId, mapIndex, attempt);
+    } catch (StatusException e) {
+      throw new IOException(
+          "Coordinator refused the end of map "
+              + mapIndex
+              + " attempt "
+              + attempt
+              + " of "
+              + Ids.shuffle(appId, shuffleId)
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+    return bytesPushed.clone();
+  }
+
+  private void awaitAcknowledged() throws IOException {
+    long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(context.conf().pushTimeoutMillis());
+    synchronized (lock) {
+      while (outstanding > 0 && failure == null) {
+        long idle = System.nanoTime() - lastProgressNanos;
+        if (idle > timeoutNanos) {
+          throw new IOException(
+              "Pushes of map "
+                  + mapIndex
+                  + " of "
+                  + Ids.shuffle(appId, shuffleId)
+                  + " made no progress for "
+                  + context.conf().pushTimeoutMillis()
+                  + " ms (sluice.push.timeout); "
+                  + outstanding
+                  + " batches unacknowledged");
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(lock, Math.min(timeoutNanos - idle, 1_000_000_000L));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException("Interrupted while waiting for pushes to be acknowledged", e);
+        }
+      }
+    }
+    checkFailure();
+  }
+
+  private String describe(int partition) {
+    PartitionLocation l = locations.get(partition);
+    return "map "
+        + mapIndex
+        + " attempt "
+        + attempt
+        + " of "
+        + Ids.split(appId, shuffleId, partition, l.getEpoch());
+  }
+
+  /** Drops buffered records (a failed or killed task). Pushes in flight finish on their own. */
+  @Override
+  public void close() {
+    for (int p = 0; p < buffers.length; p++) {
+      buffers[p] = null;
+      fill[p] = 0;
+    }
+  }
+}

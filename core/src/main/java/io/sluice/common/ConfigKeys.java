@@ -1,0 +1,36 @@
+package io.sluice.common;
+
+import io.sluice.client.ClientConf;
+import io.sluice.network.NetworkConf;
+import io.sluice.server.ServerConf;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * Every configuration key Sluice knows, in the order {@code conf/sluice-defaults.conf} lists them.
+ * A test checks that file against this list, so the documented defaults cannot drift from the code.
+ */
+public final class ConfigKeys {
+  public static final List<ConfigKey<?>> ALL;
+
+  static {
+    List<ConfigKey<?>> all = new ArrayList<>();
+    all.addAll(ServerConf.KEYS);
+    all.addAll(NetworkConf.KEYS);
+    all.addAll(ClientConf.KEYS);
+    ALL = Collections.unmodifiableList(all);
+  }
+
+  private ConfigKeys() {}
+
+  /** The key named {@code name}, or null. */
+  public static ConfigKey<?> find(String name) {
+    for (ConfigKey<?> key : ALL) {
+      if (key.name().equals(name)) {
+        return key;
+      }
+    }
+    return null;
+  }
+}

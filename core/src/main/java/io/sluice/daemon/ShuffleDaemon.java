@@ -1,0 +1,143 @@
+package io.sluice.daemon;
+
+import com.beust.jcommander.JCommander;
+import com.beust.jcommander.ParameterException;
+import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.jmx.JmxReporter;
+import io.sluice.common.Clock;
+import io.sluice.common.SluiceConf;
+import io.sluice.network.NetworkConf;
+import io.sluice.server.ServerConf;
+import io.sluice.server.ShuffleServer;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * The standalone daemon: {@code bin/shuffle-daemon run} runs this in the foreground; {@code start}
+ * runs it in the background. Configuration: {@code $SLUICE_HOME/conf/sluice-defaults.conf}, then
+ * {@code --conf FILE}, then the command-line options. SIGTERM stops it cleanly.
+ */
+public final class ShuffleDaemon {
+  private ShuffleDaemon() {}
+
+  public static void main(String[] args) {
+    int code = run(args, System.out, System.err);
+    if (code != 0) {
+      System.exit(code);
+    }
+  }
+
+  /** Parses, starts the server and blocks until the JVM is asked to stop; returns an exit code. */
+  static int run(String[] args, PrintStream out, PrintStream err) {
+    DaemonOptions options = new DaemonOptions();
+    JCommander commander =
+        JCommander.newBuilder().programName("shuffle-daemon run").addObject(options).build();
+    try {
+      commander.parse(args);
+    } catch (ParameterException e) {
+      err.println("shuffle-daemon: " + e.getMessage());
+      err.println("Run 'shuffle-daemon run --help' for the options.");
+      return 2;
+    }
+    if (options.help) {
+      StringBuilder usage = new StringBuilder();
+      commander.getUsageFormatter().usage(usage);
+      out.println(usage);
+      return 0;
+    }
+    SluiceConf conf;
+    ServerConf serverConf;
+    NetworkConf networkConf;
+    try {
+      conf = loadConf(options);
+      serverConf = new ServerConf(conf);
+      networkConf = new NetworkConf(conf);
+    } catch (IllegalArgumentException | IOException e) {
+      err.println("shuffle-daemon: configuration error: " + e.getMessage());
+      return 2;
+    }
+    for (String unknown : conf.unknownKeys().keySet()) {
+      err.println("shuffle-daemon: warning: unknown configuration key " + unknown + " (ignored)");
+    }
+    MetricRegistry metrics = new MetricRegistry();
+    ShuffleServer server;
+    try {
+      server = new ShuffleServer(serverConf, networkConf, metrics, Clock.SYSTEM);
+    } catch (IOException e) {
+      err.println("shuffle-daemon: cannot start: " + e.getMessage());
+      return 1;
+    }
+    JmxReporter jmx = JmxReporter.forRegistry(metrics).inDomain("sluice").build();
+    jmx.start();
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  server.close();
+                  jmx.stop();
+                  stopped.countDown();
+                },
+                "sluice-shutdown"));
+    out.println("Sluice shuffle server serving on port " + server.port());
+    out.flush();
+    if (options.portFile != null) {
+      try {
+        Files.writeString(Paths.get(options.portFile), Integer.toString(server.port()));
+      } catch (IOException e) {
+        err.println("shuffle-daemon: cannot write port file " + options.portFile + ": " + e);
+      }
+    }
+    try {
+      stopped.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return 0;
+  }
+
+  static SluiceConf loadConf(DaemonOptions options) throws IOException {
+    SluiceConf conf = SluiceConf.empty();
+    String home = System.getProperty("sluice.home", System.getenv("SLUICE_HOME"));
+    if (home != null) {
+      Path defaults = Paths.get(home, "conf", "sluice-defaults.conf");
+      if (Files.exists(defaults)) {
+        conf = SluiceConf.load(defaults);
+      }
+    }
+    if (options.confFile != null) {
+      Path file = Paths.get(options.confFile);
+      if (!Files.isReadable(file)) {
+        throw new IOException("--conf file " + file + " does not exist or is not readable");
+      }
+      conf = conf.with(SluiceConf.load(file).asMap());
+    }
+    Map<String, String> overrides = new LinkedHashMap<>();
+    for (String setting : options.settings) {
+      int eq = setting.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("--set expects key=value, got '" + setting + "'");
+      }
+      overrides.put(setting.substring(0, eq).trim(), setting.substring(eq + 1).trim());
+    }
+    if (options.port != null) {
+      overrides.put(ServerConf.PORT.name(), options.port.toString());
+    }
+    if (options.host != null) {
+      overrides.put(ServerConf.HOST.name(), options.host);
+    }
+    if (options.dirs != null) {
+      overrides.put(ServerConf.DIRS.name(), options.dirs);
+    }
+    if (options.memory != null) {
+      overrides.put(ServerConf.MEMORY_MAX.name(), options.memory);
+    }
+    return conf.with(overrides);
+  }
+}

@@ -1,0 +1,107 @@
+package io.sluice.network;
+
+import com.google.protobuf.MessageLite;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.FileRegion;
+import io.netty.util.ReferenceCountUtil;
+import java.util.Objects;
+
+/**
+ * One frame on the wire: a type id, a protobuf header and an optional raw body.
+ *
+ * <p>Wire layout (big-endian): {@code frameLength:int32 | type:int8 | headerLength:int32 | header |
+ * body}; {@code frameLength} counts every byte after itself, so the body length is {@code
+ * frameLength - 5 - headerLength}.
+ *
+ * <p>Body ownership: a message owns its body ({@link ByteBuf} or, outbound only, {@link
+ * FileRegion}). Whoever holds the message last calls {@link #release()}; writing a message to a
+ * channel hands the body to Netty, which releases it after the write.
+ */
+public final class Message {
+  private final byte type;
+  private final MessageLite header;
+  private final long requestId;
+  private final Object body;
+
+  private Message(byte type, MessageLite header, long requestId, Object body) {
+    this.type = type;
+    this.header = Objects.requireNonNull(header, "header");
+    this.requestId = requestId;
+    this.body = body;
+  }
+
+  public static Message of(byte type, MessageLite header, long requestId) {
+    return new Message(type, header, requestId, null);
+  }
+
+  /** Takes ownership of {@code body}. */
+  public static Message withBody(byte type, MessageLite header, long requestId, ByteBuf body) {
+    return new Message(type, header, requestId, Objects.requireNonNull(body, "body"));
+  }
+
+  /** Takes ownership of {@code body}; the region's bytes go out with zero copy (sendfile). */
+  public static Message withFileBody(
+      byte type, MessageLite header, long requestId, FileRegion body) {
+    return new Message(type, header, requestId, Objects.requireNonNull(body, "body"));
+  }
+
+  public byte type() {
+    return type;
+  }
+
+  public MessageLite header() {
+    return header;
+  }
+
+  /** The header as {@code cls}; the caller knows the type from {@link #type()}. */
+  public <T extends MessageLite> T header(Class<T> cls) {
+    return cls.cast(header);
+  }
+
+  public long requestId() {
+    return requestId;
+  }
+
+  /** The body as a buffer (empty when the frame has none); not retained for the caller. */
+  public ByteBuf body() {
+    if (body instanceof ByteBuf) {
+      return (ByteBuf) body;
+    }
+    if (body == null) {
+      return io.netty.buffer.Unpooled.EMPTY_BUFFER;
+    }
+    throw new IllegalStateException("body of type " + type + " is a file region");
+  }
+
+  Object rawBody() {
+    return body;
+  }
+
+  public long bodyLength() {
+    if (body instanceof ByteBuf) {
+      return ((ByteBuf) body).readableBytes();
+    }
+    if (body instanceof FileRegion) {
+      return ((FileRegion) body).count();
+    }
+    return 0;
+  }
+
+  /** Releases the body, if any. Safe to call on a message without a body. */
+  public void release() {
+    if (body != null) {
+      ReferenceCountUtil.release(body);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "Message{type="
+        + type
+        + ", requestId="
+        + requestId
+        + ", bodyLength="
+        + bodyLength()
+        + "}";
+  }
+}

@@ -1,0 +1,29 @@
+package io.sluice.network;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.MessageLite;
+import java.nio.ByteBuffer;
+
+/**
+ * What the transport needs to know about a protocol: how to parse the header of each type id and
+ * where its request id is. Implemented by the protocol layer; the transport stays free of shuffle
+ * concepts.
+ */
+public interface MessageSchema {
+  /**
+   * Parses a header.
+   *
+   * @throws InvalidProtocolBufferException when the bytes are not a valid header of that type
+   * @throws IllegalArgumentException when the type id is unknown
+   */
+  MessageLite parseHeader(byte type, ByteBuffer header) throws InvalidProtocolBufferException;
+
+  /** The request id carried in {@code header}, a parsed header of type {@code type}. */
+  long requestId(byte type, MessageLite header);
+
+  /** True when frames of this type answer a request (and complete a pending request). */
+  boolean isResponse(byte type);
+
+  /** A readable name for logs and errors. */
+  String typeName(byte type);
+}

@@ -1,0 +1,104 @@
+package io.sluice.network;
+
+import io.sluice.common.ConfigKey;
+import io.sluice.common.SluiceConf;
+import java.util.List;
+
+/** Transport settings shared by servers and clients. */
+public final class NetworkConf {
+  public static final ConfigKey<Integer> IO_THREADS =
+      ConfigKey.integer(
+          "sluice.network.ioThreads", 0, "Netty event-loop threads; 0 means one per CPU core.");
+  public static final ConfigKey<Long> CONNECT_TIMEOUT =
+      ConfigKey.millis("sluice.network.connectTimeout", "10s", "Timeout for opening a connection.");
+  public static final ConfigKey<Long> REQUEST_TIMEOUT =
+      ConfigKey.millis(
+          "sluice.network.requestTimeout",
+          "120s",
+          "Time a request may wait for its response before it fails naming the server.");
+  public static final ConfigKey<Long> MAX_FRAME_SIZE =
+      ConfigKey.bytes(
+          "sluice.network.maxFrameSize",
+          "128m",
+          "Largest frame accepted; a larger one closes the connection that sent it.");
+  public static final ConfigKey<Integer> CONNECTIONS_PER_SERVER =
+      ConfigKey.integer(
+          "sluice.network.connectionsPerServer",
+          2,
+          "Connections a client JVM keeps to each server, shared by all its tasks.");
+  public static final ConfigKey<Boolean> EPOLL =
+      ConfigKey.bool(
+          "sluice.network.epoll", true, "Use the native epoll transport when it is available.");
+  public static final ConfigKey<Long> IDLE_TIMEOUT =
+      ConfigKey.millis(
+          "sluice.network.idleTimeout",
+          "5min",
+          "A client connection with no traffic and no pending request for this long is closed.");
+
+  public static final List<ConfigKey<?>> KEYS =
+      List.of(
+          IO_THREADS,
+          CONNECT_TIMEOUT,
+          REQUEST_TIMEOUT,
+          MAX_FRAME_SIZE,
+          CONNECTIONS_PER_SERVER,
+          EPOLL,
+          IDLE_TIMEOUT);
+
+  private final int ioThreads;
+  private final long connectTimeoutMillis;
+  private final long requestTimeoutMillis;
+  private final int maxFrameSize;
+  private final int connectionsPerServer;
+  private final boolean epoll;
+  private final long idleTimeoutMillis;
+
+  public NetworkConf(SluiceConf conf) {
+    int threads = conf.get(IO_THREADS);
+    this.ioThreads = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+    this.connectTimeoutMillis = conf.get(CONNECT_TIMEOUT);
+    this.requestTimeoutMillis = conf.get(REQUEST_TIMEOUT);
+    long frame = conf.get(MAX_FRAME_SIZE);
+    if (frame < 1024 || frame > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(
+          MAX_FRAME_SIZE + " must be between 1k and 2g, got " + frame + " bytes");
+    }
+    this.maxFrameSize = (int) frame;
+    this.connectionsPerServer = conf.get(CONNECTIONS_PER_SERVER);
+    if (connectionsPerServer < 1) {
+      throw new IllegalArgumentException(
+          CONNECTIONS_PER_SERVER + " must be at least 1, got " + connectionsPerServer);
+    }
+    this.epoll = conf.get(EPOLL);
+    this.idleTimeoutMillis = conf.get(IDLE_TIMEOUT);
+  }
+
+  public int ioThreads() {
+    return ioThreads;
+  }
+
+  public long connectTimeoutMillis() {
+    return connectTimeoutMillis;
+  }
+
+  public long requestTimeoutMillis() {
+    return requestTimeoutMillis;
+  }
+
+  /** Bytes; frames above this close the connection. */
+  public int maxFrameSize() {
+    return maxFrameSize;
+  }
+
+  public int connectionsPerServer() {
+    return connectionsPerServer;
+  }
+
+  public boolean epoll() {
+    return epoll;
+  }
+
+  public long idleTimeoutMillis() {
+    return idleTimeoutMillis;
+  }
+}

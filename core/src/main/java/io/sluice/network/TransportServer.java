@@ -1,0 +1,155 @@
+package io.sluice.network;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.DecoderException;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.io.Closeable;
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Accepts connections and hands every decoded request to a {@link RequestHandler}. A frame that
+ * does not decode closes that connection only, with a logged reason.
+ */
+public final class TransportServer implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(TransportServer.class);
+
+  private final String name;
+  private final EventLoopGroup bossGroup;
+  private final EventLoopGroup workerGroup;
+  private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+  private final Channel serverChannel;
+
+  /**
+   * Binds {@code host:port} (port 0 picks a free port; host null or empty binds all interfaces).
+   */
+  public TransportServer(
+      String name,
+      NetworkConf conf,
+      MessageSchema schema,
+      RequestHandler handler,
+      String host,
+      int port)
+      throws InterruptedException {
+    this.name = name;
+    this.bossGroup = Transports.newEventLoopGroup(conf, 1, name + "-accept");
+    this.workerGroup = Transports.newEventLoopGroup(conf, conf.ioThreads(), name + "-io");
+    ServerBootstrap bootstrap =
+        new ServerBootstrap()
+            .group(bossGroup, workerGroup)
+            .channel(Transports.serverChannelClass(conf))
+            .option(ChannelOption.SO_BACKLOG, 1024)
+            .option(ChannelOption.SO_REUSEADDR, true)
+            .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+            .childOption(ChannelOption.TCP_NODELAY, true)
+            .childOption(ChannelOption.SO_KEEPALIVE, true)
+            .childHandler(
+                new ChannelInitializer<SocketChannel>() {
+                  @Override
+                  protected void initChannel(SocketChannel ch) {
+                    channels.add(ch);
+                    ch.pipeline()
+                        .addLast("encoder", FrameEncoder.INSTANCE)
+                        .addLast("decoder", new FrameDecoder(schema, conf.maxFrameSize()))
+                        .addLast("handler", new ServerChannelHandler(handler, schema));
+                  }
+                });
+    InetSocketAddress address =
+        host == null || host.isEmpty()
+            ? new InetSocketAddress(port)
+            : new InetSocketAddress(host, port);
+    try {
+      this.serverChannel = bootstrap.bind(address).sync().channel();
+    } catch (InterruptedException | RuntimeException e) {
+      shutdownGroups();
+      throw e;
+    }
+    LOG.info(
+        "{} listening on {} ({} transport)",
+        name,
+        serverChannel.localAddress(),
+        Transports.useEpoll(conf) ? "epoll" : "nio");
+  }
+
+  public int port() {
+    return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+  }
+
+  /** Stops accepting, closes every connection and the event loops. Idempotent. */
+  @Override
+  public void close() {
+    serverChannel.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
+    channels.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
+    shutdownGroups();
+  }
+
+  private void shutdownGroups() {
+    bossGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+    workerGroup
+        .shutdownGracefully(0, 2, TimeUnit.SECONDS)
+        .awaitUninterruptibly(10, TimeUnit.SECONDS);
+  }
+
+  private final class ServerChannelHandler extends ChannelInboundHandlerAdapter {
+    private final RequestHandler handler;
+    private final MessageSchema schema;
+
+    ServerChannelHandler(RequestHandler handler, MessageSchema schema) {
+      this.handler = handler;
+      this.schema = schema;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      Message request = (Message) msg;
+      if (schema.isResponse(request.type())) {
+        LOG.warn(
+            "{}: closing connection from {}: it sent a response frame ({}) to a server",
+            name,
+            ctx.channel().remoteAddress(),
+            schema.typeName(request.type()));
+        request.release();
+        ctx.close();
+        return;
+      }
+      handler.handle(ctx.channel(), request);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      handler.connectionClosed(ctx.channel());
+      ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      if (cause instanceof DecoderException) {
+        LOG.warn(
+            "{}: closing connection from {}: malformed frame: {}",
+            name,
+            ctx.channel().remoteAddress(),
+            cause.getMessage());
+        handler.malformedFrame(ctx.channel(), cause);
+      } else {
+        LOG.warn(
+            "{}: closing connection from {} after error: {}",
+            name,
+            ctx.channel().remoteAddress(),
+            cause.toString());
+      }
+      ctx.close();
+    }
+  }
+}

@@ -1,0 +1,96 @@
+package io.sluice.protocol;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.MessageLite;
+import com.google.protobuf.Parser;
+import io.sluice.protocol.proto.CloseStream;
+import io.sluice.protocol.proto.CommitShuffle;
+import io.sluice.protocol.proto.FetchChunk;
+import io.sluice.protocol.proto.GetCommittedSplits;
+import io.sluice.protocol.proto.GetShuffleLocations;
+import io.sluice.protocol.proto.Heartbeat;
+import io.sluice.protocol.proto.MapperEnd;
+import io.sluice.protocol.proto.OpenStream;
+import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.RegisterShuffle;
+import io.sluice.protocol.proto.Response;
+import io.sluice.protocol.proto.RevivePartition;
+import io.sluice.protocol.proto.UnregisterApplication;
+import io.sluice.protocol.proto.UnregisterShuffle;
+import java.nio.ByteBuffer;
+import java.util.function.ToLongFunction;
+
+/**
+ * The type id of every frame and the protobuf header it carries. Ids are never reused; a retired
+ * message keeps its id reserved here.
+ */
+public enum MessageType {
+  RESPONSE(1, Response.parser(), h -> ((Response) h).getRequestId()),
+
+  // server: lifecycle
+  REGISTER_SHUFFLE(10, RegisterShuffle.parser(), h -> ((RegisterShuffle) h).getRequestId()),
+  HEARTBEAT(11, Heartbeat.parser(), h -> ((Heartbeat) h).getRequestId()),
+  UNREGISTER_SHUFFLE(12, UnregisterShuffle.parser(), h -> ((UnregisterShuffle) h).getRequestId()),
+  UNREGISTER_APPLICATION(
+      13, UnregisterApplication.parser(), h -> ((UnregisterApplication) h).getRequestId()),
+  // server: write
+  PUSH_DATA(20, PushData.parser(), h -> ((PushData) h).getRequestId()),
+  COMMIT_SHUFFLE(30, CommitShuffle.parser(), h -> ((CommitShuffle) h).getRequestId()),
+  // server: read
+  OPEN_STREAM(40, OpenStream.parser(), h -> ((OpenStream) h).getRequestId()),
+  FETCH_CHUNK(41, FetchChunk.parser(), h -> ((FetchChunk) h).getRequestId()),
+  CLOSE_STREAM(42, CloseStream.parser(), h -> ((CloseStream) h).getRequestId()),
+  // coordinator
+  GET_SHUFFLE_LOCATIONS(
+      50, GetShuffleLocations.parser(), h -> ((GetShuffleLocations) h).getRequestId()),
+  MAPPER_END(51, MapperEnd.parser(), h -> ((MapperEnd) h).getRequestId()),
+  GET_COMMITTED_SPLITS(
+      52, GetCommittedSplits.parser(), h -> ((GetCommittedSplits) h).getRequestId()),
+  REVIVE_PARTITION(53, RevivePartition.parser(), h -> ((RevivePartition) h).getRequestId());
+
+  private static final MessageType[] BY_ID = new MessageType[128];
+
+  static {
+    for (MessageType t : values()) {
+      if (BY_ID[t.id] != null) {
+        throw new ExceptionInInitializerError("duplicate message type id " + t.id);
+      }
+      BY_ID[t.id] = t;
+    }
+  }
+
+  private final byte id;
+  private final Parser<? extends MessageLite> parser;
+  private final ToLongFunction<MessageLite> requestId;
+
+  MessageType(int id, Parser<? extends MessageLite> parser, ToLongFunction<MessageLite> requestId) {
+    this.id = (byte) id;
+    this.parser = parser;
+    this.requestId = requestId;
+  }
+
+  public byte id() {
+    return id;
+  }
+
+  /**
+   * The type with this id.
+   *
+   * @throws IllegalArgumentException naming the id when no type has it
+   */
+  public static MessageType of(byte id) {
+    MessageType t = id >= 0 ? BY_ID[id] : null;
+    if (t == null) {
+      throw new IllegalArgumentException("unknown message type id " + id);
+    }
+    return t;
+  }
+
+  MessageLite parse(ByteBuffer header) throws InvalidProtocolBufferException {
+    return parser.parseFrom(header);
+  }
+
+  long requestIdOf(MessageLite header) {
+    return requestId.applyAsLong(header);
+  }
+}

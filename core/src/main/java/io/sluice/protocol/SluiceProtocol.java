@@ -1,0 +1,38 @@
+package io.sluice.protocol;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.MessageLite;
+import io.sluice.network.MessageSchema;
+import java.nio.ByteBuffer;
+
+/** The {@link MessageSchema} of Sluice's protocol: the transport's view of {@link MessageType}. */
+public final class SluiceProtocol implements MessageSchema {
+  public static final SluiceProtocol INSTANCE = new SluiceProtocol();
+
+  private SluiceProtocol() {}
+
+  @Override
+  public MessageLite parseHeader(byte type, ByteBuffer header)
+      throws InvalidProtocolBufferException {
+    return MessageType.of(type).parse(header);
+  }
+
+  @Override
+  public long requestId(byte type, MessageLite header) {
+    return MessageType.of(type).requestIdOf(header);
+  }
+
+  @Override
+  public boolean isResponse(byte type) {
+    return type == MessageType.RESPONSE.id();
+  }
+
+  @Override
+  public String typeName(byte type) {
+    try {
+      return MessageType.of(type).name();
+    } catch (IllegalArgumentException e) {
+      return "unknown type " + type;
+    }
+  }
+}

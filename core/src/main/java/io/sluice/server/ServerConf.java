@@ -1,0 +1,191 @@
+package io.sluice.server;
+
+import io.sluice.common.ConfigKey;
+import io.sluice.common.SluiceConf;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/** Settings of the shuffle server: where it listens, where it writes, how much it may hold. */
+public final class ServerConf {
+  public static final ConfigKey<String> HOST =
+      ConfigKey.string(
+          "sluice.server.host",
+          "0.0.0.0",
+          "Address the server binds; 0.0.0.0 binds every interface.");
+  public static final ConfigKey<Integer> PORT =
+      ConfigKey.integer(
+          "sluice.server.port", 9290, "Port for pushes and reads; 0 picks a free port.");
+  public static final ConfigKey<String> DIRS =
+      ConfigKey.string(
+          "sluice.server.dirs",
+          "${java.io.tmpdir}/sluice-data",
+          "Comma-separated data directories; splits are spread over them.");
+  public static final ConfigKey<Long> MEMORY_MAX =
+      ConfigKey.bytes(
+          "sluice.memory.max",
+          "1g",
+          "Most bytes of pushed, not yet flushed data the server holds; beyond it pushes are"
+              + " answered CONGESTED.");
+  public static final ConfigKey<Long> FLUSH_SIZE =
+      ConfigKey.bytes(
+          "sluice.flush.size",
+          "1m",
+          "Bytes a split buffers in memory before they are written to its file.");
+  public static final ConfigKey<Integer> FLUSHER_THREADS =
+      ConfigKey.integer(
+          "sluice.flusher.threadsPerDir",
+          2,
+          "Flusher threads per data directory (1 suits a spinning disk, more an SSD).");
+  public static final ConfigKey<Long> CHUNK_SIZE =
+      ConfigKey.bytes(
+          "sluice.read.chunkSize",
+          "8m",
+          "Readers fetch a split in chunks of about this size; boundaries never split a batch.");
+  public static final ConfigKey<Boolean> COMMIT_FSYNC =
+      ConfigKey.bool(
+          "sluice.commit.fsync",
+          true,
+          "fsync a split's file when it is committed, so committed data survives a power loss.");
+  public static final ConfigKey<Long> APP_TIMEOUT =
+      ConfigKey.millis(
+          "sluice.app.timeout",
+          "120s",
+          "An application without a heartbeat for this long expires and its files are deleted.");
+  public static final ConfigKey<Long> APP_EXPIRY_CHECK_INTERVAL =
+      ConfigKey.millis(
+          "sluice.app.expiryCheckInterval",
+          "10s",
+          "How often the server looks for expired applications.");
+  public static final ConfigKey<Integer> MAX_STREAMS_PER_CONNECTION =
+      ConfigKey.integer(
+          "sluice.read.maxStreamsPerConnection",
+          4096,
+          "Open read streams one connection may hold; more are refused with BAD_REQUEST.");
+
+  public static final List<ConfigKey<?>> KEYS =
+      List.of(
+          HOST,
+          PORT,
+          DIRS,
+          MEMORY_MAX,
+          FLUSH_SIZE,
+          FLUSHER_THREADS,
+          CHUNK_SIZE,
+          COMMIT_FSYNC,
+          APP_TIMEOUT,
+          APP_EXPIRY_CHECK_INTERVAL,
+          MAX_STREAMS_PER_CONNECTION);
+
+  private final String host;
+  private final int port;
+  private final List<Path> dirs;
+  private final long memoryMax;
+  private final int flushSize;
+  private final int flusherThreads;
+  private final long chunkSize;
+  private final boolean commitFsync;
+  private final long appTimeoutMillis;
+  private final long appExpiryCheckIntervalMillis;
+  private final int maxStreamsPerConnection;
+
+  public ServerConf(SluiceConf conf) {
+    this.host = conf.get(HOST);
+    this.port = conf.get(PORT);
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException(PORT + " must be between 0 and 65535, got " + port);
+    }
+    List<Path> parsed = new ArrayList<>();
+    for (String dir : conf.get(DIRS).split(",")) {
+      if (!dir.isBlank()) {
+        parsed.add(Paths.get(dir.trim()).toAbsolutePath());
+      }
+    }
+    if (parsed.isEmpty()) {
+      throw new IllegalArgumentException(DIRS + " must name at least one directory");
+    }
+    this.dirs = Collections.unmodifiableList(parsed);
+    this.memoryMax = conf.get(MEMORY_MAX);
+    if (memoryMax < (1 << 20)) {
+      throw new IllegalArgumentException(
+          MEMORY_MAX + " must be at least 1m, got " + memoryMax + " bytes");
+    }
+    long flush = conf.get(FLUSH_SIZE);
+    if (flush < 1 || flush > memoryMax / 2) {
+      throw new IllegalArgumentException(
+          FLUSH_SIZE
+              + " must be between 1 byte and half of "
+              + MEMORY_MAX
+              + " ("
+              + memoryMax / 2
+              + " bytes), got "
+              + flush);
+    }
+    this.flushSize = (int) flush;
+    this.flusherThreads = conf.get(FLUSHER_THREADS);
+    if (flusherThreads < 1 || flusherThreads > 64) {
+      throw new IllegalArgumentException(
+          FLUSHER_THREADS + " must be between 1 and 64, got " + flusherThreads);
+    }
+    this.chunkSize = conf.get(CHUNK_SIZE);
+    if (chunkSize < 1) {
+      throw new IllegalArgumentException(CHUNK_SIZE + " must be positive");
+    }
+    this.commitFsync = conf.get(COMMIT_FSYNC);
+    this.appTimeoutMillis = conf.get(APP_TIMEOUT);
+    this.appExpiryCheckIntervalMillis = conf.get(APP_EXPIRY_CHECK_INTERVAL);
+    if (appExpiryCheckIntervalMillis < 1) {
+      throw new IllegalArgumentException(APP_EXPIRY_CHECK_INTERVAL + " must be positive");
+    }
+    this.maxStreamsPerConnection = conf.get(MAX_STREAMS_PER_CONNECTION);
+  }
+
+  public String host() {
+    return host;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  public List<Path> dirs() {
+    return dirs;
+  }
+
+  /** Bytes. */
+  public long memoryMax() {
+    return memoryMax;
+  }
+
+  /** Bytes. */
+  public int flushSize() {
+    return flushSize;
+  }
+
+  public int flusherThreads() {
+    return flusherThreads;
+  }
+
+  /** Bytes. */
+  public long chunkSize() {
+    return chunkSize;
+  }
+
+  public boolean commitFsync() {
+    return commitFsync;
+  }
+
+  public long appTimeoutMillis() {
+    return appTimeoutMillis;
+  }
+
+  public long appExpiryCheckIntervalMillis() {
+    return appExpiryCheckIntervalMillis;
+  }
+
+  public int maxStreamsPerConnection() {
+    return maxStreamsPerConnection;
+  }
+}

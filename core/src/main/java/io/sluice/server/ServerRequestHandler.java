@@ -1,0 +1,330 @@
+package io.sluice.server;
+
+import com.google.protobuf.ByteString;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.DefaultFileRegion;
+import io.sluice.common.Ids;
+import io.sluice.network.Message;
+import io.sluice.network.RequestHandler;
+import io.sluice.protocol.BatchFormat;
+import io.sluice.protocol.MessageType;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.proto.CloseStream;
+import io.sluice.protocol.proto.CommitResult;
+import io.sluice.protocol.proto.CommitShuffle;
+import io.sluice.protocol.proto.CommittedSplit;
+import io.sluice.protocol.proto.FetchChunk;
+import io.sluice.protocol.proto.Heartbeat;
+import io.sluice.protocol.proto.OpenStream;
+import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.RegisterShuffle;
+import io.sluice.protocol.proto.Response;
+import io.sluice.protocol.proto.Status;
+import io.sluice.protocol.proto.StreamHandle;
+import io.sluice.protocol.proto.UnregisterApplication;
+import io.sluice.protocol.proto.UnregisterShuffle;
+import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.read.ReadStreams;
+import io.sluice.server.storage.CommittedSplitFile;
+import io.sluice.server.storage.ReducePartitionSplit;
+import io.sluice.server.storage.ServerShuffle;
+import io.sluice.server.storage.ShuffleRegistry;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Decodes each request, delegates it to the engine and answers it. Runs on network threads; slow
+ * work (commit, file deletion) completes on flusher threads and answers from there.
+ */
+final class ServerRequestHandler implements RequestHandler {
+  private static final Logger LOG = LoggerFactory.getLogger(ServerRequestHandler.class);
+
+  private final ShuffleRegistry registry;
+  private final MemoryBudget memory;
+  private final ReadStreams streams;
+  private final ServerMetrics metrics;
+
+  ServerRequestHandler(
+      ShuffleRegistry registry, MemoryBudget memory, ReadStreams streams, ServerMetrics metrics) {
+    this.registry = registry;
+    this.memory = memory;
+    this.streams = streams;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public void handle(Channel channel, Message request) {
+    long id = request.requestId();
+    // a push hands its body to the engine or releases it itself; other requests carry no body
+    // worth keeping, so whatever they carry is released here
+    boolean isPush = request.type() == MessageType.PUSH_DATA.id();
+    Message response;
+    try {
+      response = dispatch(channel, request);
+    } catch (IllegalArgumentException e) {
+      metrics.badRequests().mark();
+      response = Messages.error(id, Status.BAD_REQUEST, e.getMessage());
+    } catch (RuntimeException e) {
+      LOG.error("Failed to handle request {} from {}", request, channel.remoteAddress(), e);
+      response = Messages.error(id, Status.INTERNAL_ERROR, e.toString());
+    } finally {
+      if (!isPush) {
+        request.release();
+      }
+    }
+    if (response != null) {
+      channel.writeAndFlush(response);
+    }
+  }
+
+  /** Returns the response, or null when it will be sent later. */
+  private Message dispatch(Channel channel, Message request) {
+    MessageType type = MessageType.of(request.type());
+    switch (type) {
+      case PUSH_DATA:
+        return push(request);
+      case OPEN_STREAM:
+        return openStream(channel, request);
+      case FETCH_CHUNK:
+        return fetchChunk(channel, request);
+      case CLOSE_STREAM:
+        {
+          CloseStream h = request.header(CloseStream.class);
+          return streams.close(channel, h.getStreamId())
+              ? Messages.ok(h.getRequestId())
+              : Messages.error(
+                  h.getRequestId(), Status.NOT_FOUND, "no open stream " + h.getStreamId());
+        }
+      case REGISTER_SHUFFLE:
+        {
+          RegisterShuffle h = request.header(RegisterShuffle.class);
+          registry.register(Ids.checkAppId(h.getAppId()), checkShuffleId(h.getShuffleId()));
+          return Messages.ok(h.getRequestId());
+        }
+      case HEARTBEAT:
+        {
+          Heartbeat h = request.header(Heartbeat.class);
+          return registry.heartbeat(h.getAppId())
+              ? Messages.ok(h.getRequestId())
+              : Messages.error(
+                  h.getRequestId(),
+                  Status.SHUFFLE_NOT_REGISTERED,
+                  "application " + h.getAppId() + " has no shuffle registered on this server");
+        }
+      case COMMIT_SHUFFLE:
+        commit(channel, request.header(CommitShuffle.class));
+        return null;
+      case UNREGISTER_SHUFFLE:
+        {
+          UnregisterShuffle h = request.header(UnregisterShuffle.class);
+          registry.unregisterShuffle(h.getAppId(), h.getShuffleId());
+          return Messages.ok(h.getRequestId());
+        }
+      case UNREGISTER_APPLICATION:
+        {
+          UnregisterApplication h = request.header(UnregisterApplication.class);
+          registry.unregisterApplication(h.getAppId());
+          return Messages.ok(h.getRequestId());
+        }
+      default:
+        return Messages.error(
+            request.requestId(),
+            Status.BAD_REQUEST,
+            type + " is not a request this server answers");
+    }
+  }
+
+  private Message push(Message request) {
+    PushData h = request.header(PushData.class);
+    ByteBuf body = request.body();
+    int bytes = body.readableBytes();
+    ServerShuffle shuffle = registry.get(h.getAppId(), h.getShuffleId());
+    String problem = null;
+    Status status = Status.BAD_REQUEST;
+    if (shuffle == null) {
+      status = Status.SHUFFLE_NOT_REGISTERED;
+      problem = Ids.shuffle(h.getAppId(), h.getShuffleId()) + " is not registered on this server";
+    } else if (h.getPartitionId() < 0 || h.getEpoch() < 0) {
+      problem =
+          "negative partition or epoch ("
+              + h.getPartitionId()
+              + ", "
+              + h.getEpoch()
+              + ") for "
+              + shuffle;
+    } else {
+      problem = BatchFormat.check(body, (m, a, b, l) -> {});
+      if (problem != null) {
+        problem =
+            "malformed push for "
+                + Ids.split(h.getAppId(), h.getShuffleId(), h.getPartitionId(), h.getEpoch())
+                + ": "
+                + problem;
+      }
+    }
+    if (problem != null) {
+      request.release();
+      metrics.badRequests().mark();
+      return Messages.error(h.getRequestId(), status, problem);
+    }
+    ReducePartitionSplit split = shuffle.splitForPush(h.getPartitionId(), h.getEpoch());
+    if (split == null) {
+      request.release();
+      return Messages.error(
+          h.getRequestId(), Status.STAGE_ENDED, shuffle + " is committed; no more pushes");
+    }
+    if (!memory.tryReserve(bytes)) {
+      request.release();
+      metrics.pushesCongested().mark();
+      return Messages.error(
+          h.getRequestId(),
+          Status.CONGESTED,
+          "server holds "
+              + memory.held()
+              + " of "
+              + memory.max()
+              + " bytes (sluice.memory.max); retry later");
+    }
+    Status result = split.append(body);
+    if (result != Status.OK) {
+      memory.release(bytes);
+      request.release();
+      return Messages.error(h.getRequestId(), result, split.key() + " no longer takes data");
+    }
+    metrics.bytesPushed().mark(bytes);
+    return Messages.ok(h.getRequestId());
+  }
+
+  private void commit(Channel channel, CommitShuffle h) {
+    ServerShuffle shuffle = registry.get(h.getAppId(), h.getShuffleId());
+    if (shuffle == null) {
+      channel.writeAndFlush(
+          Messages.error(
+              h.getRequestId(),
+              Status.SHUFFLE_NOT_REGISTERED,
+              Ids.shuffle(h.getAppId(), h.getShuffleId()) + " is not registered on this server"));
+      return;
+    }
+    long start = System.nanoTime();
+    shuffle
+        .commit()
+        .whenComplete(
+            (files, error) -> {
+              metrics.commitLatency().update(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+              if (error != null) {
+                LOG.error("Commit of {} failed", shuffle, error);
+                channel.writeAndFlush(
+                    Messages.error(
+                        h.getRequestId(),
+                        Status.INTERNAL_ERROR,
+                        "commit of " + shuffle + " failed: " + error.getMessage()));
+                return;
+              }
+              channel.writeAndFlush(
+                  Messages.response(
+                      Response.newBuilder()
+                          .setRequestId(h.getRequestId())
+                          .setStatus(Status.OK)
+                          .setCommit(toCommitResult(files))
+                          .build()));
+            });
+  }
+
+  private CommitResult toCommitResult(List<CommittedSplitFile> files) {
+    CommitResult.Builder result = CommitResult.newBuilder();
+    for (CommittedSplitFile f : files) {
+      result.addSplits(
+          CommittedSplit.newBuilder()
+              .setPartitionId(f.key().partitionId())
+              .setEpoch(f.key().epoch())
+              .setLength(f.length())
+              .addAllChunkOffsets(f.chunkOffsets())
+              .setMapIndexes(ByteString.copyFrom(f.mapIndexes().toByteArray())));
+    }
+    return result.build();
+  }
+
+  private Message openStream(Channel channel, Message request) {
+    OpenStream h = request.header(OpenStream.class);
+    String split = Ids.split(h.getAppId(), h.getShuffleId(), h.getPartitionId(), h.getEpoch());
+    ServerShuffle shuffle = registry.get(h.getAppId(), h.getShuffleId());
+    if (shuffle == null) {
+      return Messages.error(
+          h.getRequestId(),
+          Status.SHUFFLE_NOT_REGISTERED,
+          "cannot read " + split + ": the shuffle is not registered on this server");
+    }
+    CommittedSplitFile file = shuffle.committedSplit(h.getPartitionId(), h.getEpoch());
+    if (file == null) {
+      return Messages.error(
+          h.getRequestId(),
+          Status.NOT_FOUND,
+          "cannot read " + split + ": no committed split with that partition and epoch");
+    }
+    ReadStreams.Stream stream = streams.open(channel, file);
+    if (stream == null) {
+      return Messages.error(
+          h.getRequestId(),
+          Status.BAD_REQUEST,
+          "cannot read "
+              + split
+              + ": the connection holds too many open streams"
+              + " (sluice.read.maxStreamsPerConnection)");
+    }
+    return Messages.response(
+        Response.newBuilder()
+            .setRequestId(h.getRequestId())
+            .setStatus(Status.OK)
+            .setStream(
+                StreamHandle.newBuilder()
+                    .setStreamId(stream.id())
+                    .addAllChunkOffsets(file.chunkOffsets()))
+            .build());
+  }
+
+  private Message fetchChunk(Channel channel, Message request) {
+    FetchChunk h = request.header(FetchChunk.class);
+    ReadStreams.Stream stream = streams.get(channel, h.getStreamId());
+    if (stream == null) {
+      return Messages.error(
+          h.getRequestId(), Status.NOT_FOUND, "no open stream " + h.getStreamId());
+    }
+    CommittedSplitFile file = stream.file();
+    int chunk = h.getChunkIndex();
+    if (chunk < 0 || chunk >= file.numChunks()) {
+      return Messages.error(
+          h.getRequestId(),
+          Status.BAD_REQUEST,
+          "chunk "
+              + chunk
+              + " does not exist in "
+              + file.key()
+              + ", which has "
+              + file.numChunks()
+              + " chunks");
+    }
+    long offset = file.chunkOffsets().get(chunk);
+    long length = file.chunkOffsets().get(chunk + 1) - offset;
+    metrics.bytesRead().mark(length);
+    return Message.withFileBody(
+        MessageType.RESPONSE.id(),
+        Response.newBuilder().setRequestId(h.getRequestId()).setStatus(Status.OK).build(),
+        h.getRequestId(),
+        new DefaultFileRegion(file.path().toFile(), offset, length));
+  }
+
+  private static int checkShuffleId(int shuffleId) {
+    if (shuffleId < 0) {
+      throw new IllegalArgumentException("negative shuffle id " + shuffleId);
+    }
+    return shuffleId;
+  }
+
+  @Override
+  public void connectionClosed(Channel channel) {
+    streams.closeAll(channel);
+  }
+}

@@ -1,0 +1,94 @@
+package io.sluice.server.read;
+
+import io.netty.channel.Channel;
+import io.sluice.server.storage.CommittedSplitFile;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Open read streams: a stream is a committed split opened by one connection, read chunk by chunk.
+ * Streams close when the reader closes them or its connection closes. At most {@code
+ * maxPerConnection} per connection. Thread safe.
+ */
+public final class ReadStreams {
+  private final int maxPerConnection;
+  private final AtomicLong nextId = new AtomicLong();
+  private final Map<Long, Stream> streams = new ConcurrentHashMap<>();
+  private final Map<Channel, Set<Long>> byChannel = new ConcurrentHashMap<>();
+
+  public ReadStreams(int maxPerConnection) {
+    this.maxPerConnection = maxPerConnection;
+  }
+
+  /** An open stream. */
+  public static final class Stream {
+    private final long id;
+    private final Channel owner;
+    private final CommittedSplitFile file;
+
+    Stream(long id, Channel owner, CommittedSplitFile file) {
+      this.id = id;
+      this.owner = owner;
+      this.file = file;
+    }
+
+    public long id() {
+      return id;
+    }
+
+    public CommittedSplitFile file() {
+      return file;
+    }
+  }
+
+  /** Opens a stream; null when the connection already holds its maximum. */
+  public Stream open(Channel channel, CommittedSplitFile file) {
+    Set<Long> ids = byChannel.computeIfAbsent(channel, c -> ConcurrentHashMap.newKeySet());
+    if (ids.size() >= maxPerConnection) {
+      return null;
+    }
+    long id = nextId.incrementAndGet();
+    Stream s = new Stream(id, channel, file);
+    streams.put(id, s);
+    ids.add(id);
+    return s;
+  }
+
+  /** The stream {@code id} if {@code channel} opened it, else null. */
+  public Stream get(Channel channel, long id) {
+    Stream s = streams.get(id);
+    return s != null && s.owner == channel ? s : null;
+  }
+
+  /**
+   * @return false when {@code channel} has no such stream
+   */
+  public boolean close(Channel channel, long id) {
+    Stream s = get(channel, id);
+    if (s == null) {
+      return false;
+    }
+    streams.remove(id);
+    Set<Long> ids = byChannel.get(channel);
+    if (ids != null) {
+      ids.remove(id);
+    }
+    return true;
+  }
+
+  /** Closes every stream of a closed connection. */
+  public void closeAll(Channel channel) {
+    Set<Long> ids = byChannel.remove(channel);
+    if (ids != null) {
+      for (Long id : ids) {
+        streams.remove(id);
+      }
+    }
+  }
+
+  public int openCount() {
+    return streams.size();
+  }
+}

@@ -1,0 +1,49 @@
+package io.sluice.server.storage;
+
+import java.nio.file.Path;
+import java.util.BitSet;
+import java.util.List;
+
+/** What a committed split is: its file, length, chunk boundaries and the maps it holds. */
+public final class CommittedSplitFile {
+  private final SplitKey key;
+  private final Path path;
+  private final long length;
+  private final List<Long> chunkOffsets;
+  private final BitSet mapIndexes;
+
+  CommittedSplitFile(
+      SplitKey key, Path path, long length, List<Long> chunkOffsets, BitSet mapIndexes) {
+    this.key = key;
+    this.path = path;
+    this.length = length;
+    this.chunkOffsets = List.copyOf(chunkOffsets);
+    this.mapIndexes = (BitSet) mapIndexes.clone();
+  }
+
+  public SplitKey key() {
+    return key;
+  }
+
+  public Path path() {
+    return path;
+  }
+
+  public long length() {
+    return length;
+  }
+
+  /** n+1 offsets for n chunks; chunk i is [offsets[i], offsets[i+1]). */
+  public List<Long> chunkOffsets() {
+    return chunkOffsets;
+  }
+
+  public int numChunks() {
+    return chunkOffsets.size() - 1;
+  }
+
+  /** A copy of the set of map indexes that have batches in this split. */
+  public BitSet mapIndexes() {
+    return (BitSet) mapIndexes.clone();
+  }
+}
