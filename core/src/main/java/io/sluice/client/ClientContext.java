@@ -113,10 +113,20 @@ public final class ClientContext implements Closeable {
   public CompletableFuture<Message> callAsync(ServerAddress server, LongFunction<Message> request) {
     TransportClient client;
     try {
-      client = pool.get(server.getHost(), server.getPort());
+      client = connection(server);
     } catch (IOException e) {
       return CompletableFuture.failedFuture(e);
     }
+    return callAsync(client, request);
+  }
+
+  /** A pooled connection to {@code server}, for requests that must share one (read streams). */
+  public TransportClient connection(ServerAddress server) throws IOException {
+    return pool.get(server.getHost(), server.getPort());
+  }
+
+  /** Like {@link #callAsync(ServerAddress, LongFunction)} on a given connection. */
+  public CompletableFuture<Message> callAsync(TransportClient client, LongFunction<Message> request) {
     return client
         .send(request)
         .handle(

@@ -5,10 +5,10 @@ import io.sluice.client.BatchCodec;
 import io.sluice.client.ClientContext;
 import io.sluice.common.Ids;
 import io.sluice.network.Message;
+import io.sluice.network.TransportClient;
 import io.sluice.protocol.BatchFormat;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
-import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.CloseStream;
 import io.sluice.protocol.proto.CommittedShuffle;
 import io.sluice.protocol.proto.CommittedSplit;
@@ -45,8 +45,9 @@ public final class PartitionReader implements Closeable {
   private final Deque<CommittedSplit> splits = new ArrayDeque<>();
   private final int prefetch;
 
-  // the split being read
+  // the split being read; a stream lives on the connection that opened it
   private CommittedSplit split;
+  private TransportClient connection;
   private long streamId;
   private int numChunks;
   private int nextChunkToFetch;
@@ -147,11 +148,13 @@ public final class PartitionReader implements Closeable {
 
   private void openStream(CommittedSplit s) throws IOException {
     split = s;
+    connection = context.connection(s.getServer());
     Response r;
     try {
-      r =
-          context.call(
-              s.getServer(),
+      Message m =
+          awaitResponse(
+              context.callAsync(
+              connection,
               id ->
                   Messages.request(
                       MessageType.OPEN_STREAM,
@@ -164,9 +167,13 @@ public final class PartitionReader implements Closeable {
                           .setStartMapIndex(0)
                           .setEndMapIndex(Integer.MAX_VALUE)
                           .build(),
-                      id));
-    } catch (StatusException e) {
-      throw new IOException("Cannot open " + describe(s) + ": " + e.getMessage(), e);
+                      id)),
+              "opening");
+      m.release();
+      r = m.header(Response.class);
+    } catch (IOException e) {
+      split = null;
+      throw e;
     }
     StreamHandle handle = r.getStream();
     streamId = handle.getStreamId();
@@ -183,7 +190,7 @@ public final class PartitionReader implements Closeable {
     long sid = streamId;
     fetches.add(
         context.callAsync(
-            split.getServer(),
+            connection,
             id ->
                 Messages.request(
                     MessageType.FETCH_CHUNK,
@@ -201,22 +208,19 @@ public final class PartitionReader implements Closeable {
     if (nextChunkToFetch < numChunks) {
       fetchNext();
     }
+    return awaitResponse(next, "fetching chunk " + chunkIndex + " of").body();
+  }
+
+  private Message awaitResponse(CompletableFuture<Message> future, String what)
+      throws IOException {
     try {
-      Message m =
-          next.get(context.networkConf().requestTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
-      return m.body();
+      return future.get(
+          context.networkConf().requestTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
       throw new IOException(
-          "Fetching chunk "
-              + chunkIndex
-              + " of "
-              + describe(split)
-              + " failed: "
-              + e.getCause().getMessage(),
-          e.getCause());
+          what + " " + describe(split) + " failed: " + e.getCause().getMessage(), e.getCause());
     } catch (TimeoutException e) {
-      throw new IOException(
-          "Fetching chunk " + chunkIndex + " of " + describe(split) + " timed out", e);
+      throw new IOException(what + " " + describe(split) + " timed out", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("Interrupted while reading " + describe(split), e);
@@ -247,7 +251,7 @@ public final class PartitionReader implements Closeable {
     long sid = streamId;
     context
         .callAsync(
-            split.getServer(),
+            connection,
             id ->
                 Messages.request(
                     MessageType.CLOSE_STREAM,
@@ -255,6 +259,7 @@ public final class PartitionReader implements Closeable {
                     id))
         .thenAccept(Message::release);
     split = null;
+    connection = null;
   }
 
   @Override
