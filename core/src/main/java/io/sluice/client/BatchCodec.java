@@ -82,12 +82,7 @@ public abstract class BatchCodec {
       ByteBuffer dest = out.nioBuffer(out.writerIndex(), out.writableBytes());
       int written =
           compressor.compress(
-              ByteBuffer.wrap(src, off, len),
-              dest.position(),
-              len,
-              dest,
-              dest.position(),
-              dest.remaining());
+              ByteBuffer.wrap(src), off, len, dest, dest.position(), dest.remaining());
       out.writerIndex(out.writerIndex() + written);
     }
 

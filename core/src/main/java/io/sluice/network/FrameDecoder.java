@@ -24,6 +24,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
 
   private final MessageSchema schema;
   private final int maxFrameSize;
+  private boolean corrupt;
 
   public FrameDecoder(MessageSchema schema, int maxFrameSize) {
     this.schema = schema;
@@ -32,8 +33,22 @@ public final class FrameDecoder extends ByteToMessageDecoder {
   }
 
   @Override
-  protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out)
-      throws InvalidProtocolBufferException {
+  protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+    if (corrupt) {
+      // the stream lost its framing; the connection is closing: drop whatever still arrives
+      in.skipBytes(in.readableBytes());
+      return;
+    }
+    try {
+      decodeFrames(in, out);
+    } catch (CorruptedFrameException | TooLongFrameException e) {
+      corrupt = true;
+      in.skipBytes(in.readableBytes());
+      throw e;
+    }
+  }
+
+  private void decodeFrames(ByteBuf in, List<Object> out) {
     while (in.readableBytes() >= 4) {
       int frameLength = in.getInt(in.readerIndex());
       if (frameLength < MIN_FRAME_LENGTH) {

@@ -1,0 +1,58 @@
+package io.sluice.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.io.IOException;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class BatchCodecTest {
+  @Test
+  void roundTripsBothCodecs() throws IOException {
+    byte[] raw = new byte[100_000];
+    new Random(1).nextBytes(raw);
+    for (int i = 0; i < raw.length; i += 3) {
+      raw[i] = 7; // some redundancy so LZ4 has work
+    }
+    for (BatchCodec codec : new BatchCodec[] {BatchCodec.LZ4, BatchCodec.NONE}) {
+      ByteBuf out = Unpooled.directBuffer();
+      codec.compress(raw, 10, raw.length - 10, out);
+      assertThat(out.readableBytes())
+          .isLessThanOrEqualTo(codec.maxCompressedLength(raw.length - 10));
+      byte[] back = codec.decompress(out);
+      assertThat(back).hasSize(raw.length - 10);
+      assertThat(back[0]).isEqualTo(raw[10]);
+      assertThat(back[back.length - 1]).isEqualTo(raw[raw.length - 1]);
+      out.release();
+    }
+  }
+
+  @Test
+  void corruptLz4IsAnIoExceptionNotACrash() {
+    ByteBuf bad = Unpooled.buffer().writeInt(1000).writeBytes(new byte[] {1, 2, 3, 4, 5});
+    assertThatThrownBy(() -> BatchCodec.LZ4.decompress(bad)).isInstanceOf(IOException.class);
+    ByteBuf absurd = Unpooled.buffer().writeInt(-5);
+    assertThatThrownBy(() -> BatchCodec.LZ4.decompress(absurd))
+        .hasMessageContaining("impossible raw length");
+  }
+
+  @Test
+  void unknownCodecNamesTheSetting() {
+    assertThatThrownBy(() -> BatchCodec.named("zstd"))
+        .hasMessageContaining("sluice.push.compression")
+        .hasMessageContaining("zstd");
+  }
+
+  @Test
+  void backoffGrowsWithJitterAndIsCapped() {
+    Backoff b = new Backoff(100, 1000);
+    for (int i = 0; i < 50; i++) {
+      assertThat(b.delayMillis(1)).isBetween(50L, 100L);
+      assertThat(b.delayMillis(3)).isBetween(200L, 400L);
+      assertThat(b.delayMillis(30)).isBetween(500L, 1000L);
+    }
+  }
+}

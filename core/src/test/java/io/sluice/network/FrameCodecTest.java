@@ -1,0 +1,266 @@
+package io.sluice.network;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.protobuf.MessageLite;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.DecoderException;
+import io.sluice.protocol.MessageType;
+import io.sluice.protocol.SluiceProtocol;
+import io.sluice.protocol.proto.CloseStream;
+import io.sluice.protocol.proto.CommitResult;
+import io.sluice.protocol.proto.CommitShuffle;
+import io.sluice.protocol.proto.CommittedSplit;
+import io.sluice.protocol.proto.FetchChunk;
+import io.sluice.protocol.proto.GetCommittedSplits;
+import io.sluice.protocol.proto.GetShuffleLocations;
+import io.sluice.protocol.proto.Heartbeat;
+import io.sluice.protocol.proto.MapperEnd;
+import io.sluice.protocol.proto.OpenStream;
+import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.RegisterShuffle;
+import io.sluice.protocol.proto.Response;
+import io.sluice.protocol.proto.RevivePartition;
+import io.sluice.protocol.proto.Status;
+import io.sluice.protocol.proto.UnregisterApplication;
+import io.sluice.protocol.proto.UnregisterShuffle;
+import java.util.EnumMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Every message through the real encoder and decoder, byte by byte, and the failure paths. */
+class FrameCodecTest {
+  private static final int MAX_FRAME = 1 << 20;
+
+  private static Map<MessageType, MessageLite> samples() {
+    Map<MessageType, MessageLite> m = new EnumMap<>(MessageType.class);
+    m.put(
+        MessageType.RESPONSE,
+        Response.newBuilder()
+            .setRequestId(1)
+            .setStatus(Status.OK)
+            .setCommit(
+                CommitResult.newBuilder()
+                    .addSplits(
+                        CommittedSplit.newBuilder()
+                            .setPartitionId(3)
+                            .setLength(10)
+                            .addChunkOffsets(0)
+                            .addChunkOffsets(10)))
+            .build());
+    m.put(
+        MessageType.REGISTER_SHUFFLE,
+        RegisterShuffle.newBuilder().setRequestId(2).setAppId("a").setShuffleId(1).build());
+    m.put(MessageType.HEARTBEAT, Heartbeat.newBuilder().setRequestId(3).setAppId("a").build());
+    m.put(
+        MessageType.UNREGISTER_SHUFFLE,
+        UnregisterShuffle.newBuilder().setRequestId(4).setAppId("a").setShuffleId(1).build());
+    m.put(
+        MessageType.UNREGISTER_APPLICATION,
+        UnregisterApplication.newBuilder().setRequestId(5).setAppId("a").build());
+    m.put(
+        MessageType.PUSH_DATA,
+        PushData.newBuilder()
+            .setRequestId(6)
+            .setAppId("a")
+            .setShuffleId(1)
+            .setPartitionId(7)
+            .setEpoch(2)
+            .build());
+    m.put(
+        MessageType.COMMIT_SHUFFLE,
+        CommitShuffle.newBuilder().setRequestId(7).setAppId("a").setShuffleId(1).build());
+    m.put(
+        MessageType.OPEN_STREAM,
+        OpenStream.newBuilder()
+            .setRequestId(8)
+            .setAppId("a")
+            .setShuffleId(1)
+            .setPartitionId(2)
+            .setStartMapIndex(0)
+            .setEndMapIndex(5)
+            .build());
+    m.put(
+        MessageType.FETCH_CHUNK,
+        FetchChunk.newBuilder().setRequestId(9).setStreamId(11).setChunkIndex(3).build());
+    m.put(
+        MessageType.CLOSE_STREAM,
+        CloseStream.newBuilder().setRequestId(10).setStreamId(11).build());
+    m.put(
+        MessageType.GET_SHUFFLE_LOCATIONS,
+        GetShuffleLocations.newBuilder().setRequestId(11).setShuffleId(1).build());
+    m.put(
+        MessageType.MAPPER_END,
+        MapperEnd.newBuilder()
+            .setRequestId(12)
+            .setShuffleId(1)
+            .setMapIndex(4)
+            .setAttempt(1)
+            .build());
+    m.put(
+        MessageType.GET_COMMITTED_SPLITS,
+        GetCommittedSplits.newBuilder()
+            .setRequestId(13)
+            .setShuffleId(1)
+            .setStartPartition(0)
+            .setEndPartition(9)
+            .build());
+    m.put(
+        MessageType.REVIVE_PARTITION,
+        RevivePartition.newBuilder()
+            .setRequestId(14)
+            .setShuffleId(1)
+            .setPartitionId(2)
+            .setFailedEpoch(0)
+            .setReason("test")
+            .build());
+    return m;
+  }
+
+  private static EmbeddedChannel channel() {
+    return new EmbeddedChannel(
+        FrameEncoder.INSTANCE, new FrameDecoder(SluiceProtocol.INSTANCE, MAX_FRAME));
+  }
+
+  /** Encodes on one channel and returns the bytes as one buffer. */
+  private static ByteBuf encode(Message message) {
+    EmbeddedChannel out = channel();
+    assertThat(out.writeOutbound(message)).isTrue();
+    ByteBuf all = Unpooled.buffer();
+    ByteBuf part;
+    while ((part = out.readOutbound()) != null) {
+      all.writeBytes(part);
+      part.release();
+    }
+    out.finishAndReleaseAll();
+    return all;
+  }
+
+  @Test
+  void everyMessageTypeRoundTripsWithAndWithoutBody() {
+    Map<MessageType, MessageLite> samples = samples();
+    assertThat(samples.keySet()).containsExactlyInAnyOrder(MessageType.values());
+    for (Map.Entry<MessageType, MessageLite> e : samples.entrySet()) {
+      for (boolean withBody : new boolean[] {false, true}) {
+        long id = SluiceProtocol.INSTANCE.requestId(e.getKey().id(), e.getValue());
+        Message sent =
+            withBody
+                ? Message.withBody(
+                    e.getKey().id(), e.getValue(), id, Unpooled.wrappedBuffer(new byte[] {1, 2, 3}))
+                : Message.of(e.getKey().id(), e.getValue(), id);
+        ByteBuf wire = encode(sent);
+        int headerLength = e.getValue().getSerializedSize();
+        assertThat(wire.getInt(0)).isEqualTo(5 + headerLength + (withBody ? 3 : 0));
+        assertThat(wire.getByte(4)).isEqualTo(e.getKey().id());
+        assertThat(wire.getInt(5)).isEqualTo(headerLength);
+
+        EmbeddedChannel in = channel();
+        in.writeInbound(wire);
+        Message received = in.readInbound();
+        assertThat(received.type()).isEqualTo(e.getKey().id());
+        assertThat(received.header()).isEqualTo(e.getValue());
+        assertThat(received.requestId()).isEqualTo(id);
+        assertThat(received.bodyLength()).isEqualTo(withBody ? 3 : 0);
+        if (withBody) {
+          assertThat(received.body().getByte(received.body().readerIndex() + 2))
+              .isEqualTo((byte) 3);
+        }
+        received.release();
+        assertThat(in.finishAndReleaseAll()).isFalse();
+      }
+    }
+  }
+
+  @Test
+  void frameSplitAcrossReadsDecodesOnceComplete() {
+    MessageLite header = samples().get(MessageType.PUSH_DATA);
+    ByteBuf wire =
+        encode(
+            Message.withBody(
+                MessageType.PUSH_DATA.id(), header, 6, Unpooled.wrappedBuffer(new byte[100])));
+    EmbeddedChannel in = channel();
+    while (wire.readableBytes() > 7) {
+      in.writeInbound(wire.readRetainedSlice(7));
+      if (wire.readableBytes() > 7) {
+        assertThat(in.inboundMessages()).isEmpty();
+      }
+    }
+    in.writeInbound(wire.readRetainedSlice(wire.readableBytes()));
+    wire.release();
+    Message m = in.readInbound();
+    assertThat(m.bodyLength()).isEqualTo(100);
+    m.release();
+    in.finishAndReleaseAll();
+  }
+
+  @Test
+  void truncatedFrameYieldsNothingAndHoldsNoBufferAfterClose() {
+    ByteBuf wire =
+        encode(Message.of(MessageType.HEARTBEAT.id(), samples().get(MessageType.HEARTBEAT), 3));
+    EmbeddedChannel in = channel();
+    in.writeInbound(wire.readRetainedSlice(wire.readableBytes() - 1));
+    wire.release();
+    assertThat(in.inboundMessages()).isEmpty();
+    in.finishAndReleaseAll();
+  }
+
+  @Test
+  void oversizedFrameIsRejected() {
+    ByteBuf wire = Unpooled.buffer().writeInt(MAX_FRAME + 1).writeByte(20).writeInt(0);
+    EmbeddedChannel in = channel();
+    assertThatThrownBy(() -> in.writeInbound(wire))
+        .isInstanceOf(DecoderException.class)
+        .hasMessageContaining("exceeds sluice.network.maxFrameSize");
+    in.finishAndReleaseAll();
+  }
+
+  @Test
+  void negativeAndTooSmallLengthsAreRejected() {
+    for (int length : new int[] {-1, 0, 4}) {
+      ByteBuf wire = Unpooled.buffer().writeInt(length).writeZero(8);
+      EmbeddedChannel in = channel();
+      assertThatThrownBy(() -> in.writeInbound(wire))
+          .isInstanceOf(DecoderException.class)
+          .hasMessageContaining("below the minimum");
+      in.finishAndReleaseAll();
+    }
+  }
+
+  @Test
+  void headerLengthBeyondTheFrameIsRejected() {
+    ByteBuf wire = Unpooled.buffer().writeInt(9).writeByte(11).writeInt(100).writeZero(4);
+    EmbeddedChannel in = channel();
+    assertThatThrownBy(() -> in.writeInbound(wire))
+        .isInstanceOf(DecoderException.class)
+        .hasMessageContaining("does not fit");
+    in.finishAndReleaseAll();
+  }
+
+  @Test
+  void unknownTypeIsRejected() {
+    ByteBuf wire = Unpooled.buffer().writeInt(5).writeByte(99).writeInt(0);
+    EmbeddedChannel in = channel();
+    assertThatThrownBy(() -> in.writeInbound(wire))
+        .isInstanceOf(DecoderException.class)
+        .hasMessageContaining("unknown message type id 99");
+    in.finishAndReleaseAll();
+  }
+
+  @Test
+  void garbageHeaderIsRejected() {
+    ByteBuf wire =
+        Unpooled.buffer()
+            .writeInt(9)
+            .writeByte(MessageType.PUSH_DATA.id())
+            .writeInt(4)
+            .writeInt(-1);
+    EmbeddedChannel in = channel();
+    assertThatThrownBy(() -> in.writeInbound(wire))
+        .isInstanceOf(DecoderException.class)
+        .hasMessageContaining("header of PUSH_DATA does not parse");
+    in.finishAndReleaseAll();
+  }
+}
