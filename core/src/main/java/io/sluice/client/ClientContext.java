@@ -126,7 +126,8 @@ public final class ClientContext implements Closeable {
   }
 
   /** Like {@link #callAsync(ServerAddress, LongFunction)} on a given connection. */
-  public CompletableFuture<Message> callAsync(TransportClient client, LongFunction<Message> request) {
+  public CompletableFuture<Message> callAsync(
+      TransportClient client, LongFunction<Message> request) {
     return client
         .send(request)
         .handle(

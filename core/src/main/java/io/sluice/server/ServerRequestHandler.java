@@ -32,6 +32,7 @@ import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,6 +47,15 @@ final class ServerRequestHandler implements RequestHandler {
   private final MemoryBudget memory;
   private final ReadStreams streams;
   private final ServerMetrics metrics;
+  private final AtomicLong lastForceFlushNanos = new AtomicLong(System.nanoTime());
+
+  /**
+   * Above this fraction of sluice.memory.max every buffer is flushed early (the design's pause
+   * watermark; the full watermark scheme with paused reads is the flow-control work).
+   */
+  static final double FORCE_FLUSH_FRACTION = 0.85;
+
+  static final long FORCE_FLUSH_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
   ServerRequestHandler(
       ShuffleRegistry registry, MemoryBudget memory, ReadStreams streams, ServerMetrics metrics) {
@@ -179,6 +189,7 @@ final class ServerRequestHandler implements RequestHandler {
     if (!memory.tryReserve(bytes)) {
       request.release();
       metrics.pushesCongested().mark();
+      flushUnderPressure();
       return Messages.error(
           h.getRequestId(),
           Status.CONGESTED,
@@ -192,10 +203,34 @@ final class ServerRequestHandler implements RequestHandler {
     if (result != Status.OK) {
       memory.release(bytes);
       request.release();
-      return Messages.error(h.getRequestId(), result, split.key() + " no longer takes data");
+      return Messages.error(
+          h.getRequestId(),
+          result,
+          result == Status.STAGE_ENDED
+              ? split.key() + " is committed; no more pushes"
+              : split.key() + " takes no more data (a write failed or it was dropped);"
+                  + " push to a new location");
     }
     metrics.bytesPushed().mark(bytes);
+    if (memory.held() > memory.max() * FORCE_FLUSH_FRACTION) {
+      flushUnderPressure();
+    }
     return Messages.ok(h.getRequestId());
+  }
+
+  /**
+   * Held memory is high: hand every split's buffer to the flushers rather than waiting for each to
+   * reach the flush size (many partitions with small buffers could otherwise fill memory and never
+   * flush). At most once per {@link #FORCE_FLUSH_INTERVAL_NANOS}, so a burst of pushes does not walk
+   * every split each time.
+   */
+  private void flushUnderPressure() {
+    long now = System.nanoTime();
+    long last = lastForceFlushNanos.get();
+    if (now - last >= FORCE_FLUSH_INTERVAL_NANOS && lastForceFlushNanos.compareAndSet(last, now)) {
+      long bytes = registry.flushAll();
+      LOG.debug("Memory pressure: handed {} buffered bytes to the flushers", bytes);
+    }
   }
 
   private void commit(Channel channel, CommitShuffle h) {

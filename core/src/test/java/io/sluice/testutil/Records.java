@@ -79,7 +79,13 @@ public final class Records {
       }
       if (s.nextClearBit(0) != s.cardinality()) {
         throw new AssertionError(
-            "map " + map + " partition " + partition + ": record " + s.nextClearBit(0) + " missing");
+            "map "
+                + map
+                + " partition "
+                + partition
+                + ": record "
+                + s.nextClearBit(0)
+                + " missing");
       }
       return s.cardinality();
     }

@@ -70,6 +70,11 @@ public final class TestCluster implements AutoCloseable {
     return new TestCluster(root, numServers, overrides, Clock.SYSTEM);
   }
 
+  public static TestCluster start(
+      Path root, int numServers, Map<String, String> overrides, Clock clock) throws IOException {
+    return new TestCluster(root, numServers, overrides, clock);
+  }
+
   private ShuffleServer startServer(int index) throws IOException {
     Path a = Files.createDirectories(root.resolve("server" + index).resolve("disk1"));
     Path b = Files.createDirectories(root.resolve("server" + index).resolve("disk2"));

@@ -7,9 +7,11 @@ import io.sluice.protocol.proto.ServerAddress;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -23,6 +25,7 @@ final class CoordinatedShuffle {
   private final PartitionLocation[] current;
   private final Map<ServerAddress, BitSet> partitionsByServer = new LinkedHashMap<>();
   private final int[] winningAttempts;
+  private final Set<ServerAddress> serversWithWinningData = new HashSet<>();
   private int completedMaps;
   private final CompletableFuture<CommittedShuffle> committed = new CompletableFuture<>();
   private boolean commitStarted;
@@ -78,11 +81,12 @@ final class CoordinatedShuffle {
    *
    * @return true when this completion was the last one missing (the stage ended)
    */
-  synchronized boolean mapperEnded(int mapIndex, int attempt) {
+  synchronized boolean mapperEnded(int mapIndex, int attempt, List<ServerAddress> serversWritten) {
     if (winningAttempts[mapIndex] >= 0) {
       return false;
     }
     winningAttempts[mapIndex] = attempt;
+    serversWithWinningData.addAll(serversWritten);
     completedMaps++;
     return completedMaps == numMaps;
   }
@@ -102,6 +106,11 @@ final class CoordinatedShuffle {
 
   synchronized BitSet partitionsOn(ServerAddress server) {
     return (BitSet) partitionsByServer.getOrDefault(server, new BitSet()).clone();
+  }
+
+  /** True when a winning map attempt had data acknowledged by {@code server}. */
+  synchronized boolean holdsWinningData(ServerAddress server) {
+    return serversWithWinningData.contains(server);
   }
 
   synchronized int[] winningAttempts() {

@@ -12,6 +12,7 @@ import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.protocol.proto.RevivePartition;
 import io.sluice.protocol.proto.ServerAddress;
 import java.io.IOException;
+import java.util.Collection;
 import java.util.List;
 
 /**
@@ -44,8 +45,12 @@ public final class CoordinatorClient {
         .getLocationsList();
   }
 
-  /** Reports that a map attempt pushed all its data. The first attempt to report wins. */
-  public void mapperEnd(int shuffleId, int mapIndex, int attempt)
+  /**
+   * Reports that a map attempt pushed all its data, to the servers listed. The first attempt to
+   * report wins.
+   */
+  public void mapperEnd(
+      int shuffleId, int mapIndex, int attempt, Collection<ServerAddress> serversWritten)
       throws IOException, StatusException {
     context.call(
         coordinator,
@@ -57,6 +62,7 @@ public final class CoordinatorClient {
                     .setShuffleId(shuffleId)
                     .setMapIndex(mapIndex)
                     .setAttempt(attempt)
+                    .addAllServersWritten(serversWritten)
                     .build(),
                 id));
   }

@@ -51,7 +51,8 @@ final class CoordinatorRequestHandler implements RequestHandler {
         case MAPPER_END:
           {
             MapperEnd h = request.header(MapperEnd.class);
-            coordinator.mapperEnd(h.getShuffleId(), h.getMapIndex(), h.getAttempt());
+            coordinator.mapperEnd(
+                h.getShuffleId(), h.getMapIndex(), h.getAttempt(), h.getServersWrittenList());
             channel.writeAndFlush(Messages.ok(id));
             return;
           }

@@ -170,8 +170,12 @@ public final class ShuffleCoordinator implements Closeable {
     return shuffle(shuffleId).locations();
   }
 
-  /** Records a map completion and commits the shuffle when it was the last one. */
-  public void mapperEnd(int shuffleId, int mapIndex, int attempt) {
+  /**
+   * Records a map completion (the first attempt of a map to report wins) and the servers that hold
+   * its data; commits the shuffle when it was the last map.
+   */
+  public void mapperEnd(
+      int shuffleId, int mapIndex, int attempt, List<ServerAddress> serversWritten) {
     CoordinatedShuffle s = shuffle(shuffleId);
     if (mapIndex < 0 || mapIndex >= s.numMaps() || attempt < 0) {
       throw new IllegalArgumentException(
@@ -185,7 +189,7 @@ public final class ShuffleCoordinator implements Closeable {
               + s.numMaps()
               + " maps");
     }
-    if (s.mapperEnded(mapIndex, attempt)) {
+    if (s.mapperEnded(mapIndex, attempt, serversWritten)) {
       commit(shuffleId);
     }
   }
@@ -214,6 +218,15 @@ public final class ShuffleCoordinator implements Closeable {
                 try {
                   splits.addAll(results.get(i).join());
                 } catch (RuntimeException failure) {
+                  if (!s.holdsWinningData(targets.get(i))) {
+                    LOG.warn(
+                        "Commit of {} failed on {}, which holds no data of the winning attempts:"
+                            + " {}",
+                        Ids.shuffle(appId, shuffleId),
+                        ClientContext.format(targets.get(i)),
+                        failure.getMessage());
+                    continue;
+                  }
                   lost.or(s.partitionsOn(targets.get(i)));
                   reasons
                       .append(ClientContext.format(targets.get(i)))

@@ -14,10 +14,14 @@ import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.protocol.proto.PushData;
 import io.sluice.protocol.proto.Response;
+import io.sluice.protocol.proto.ServerAddress;
 import io.sluice.protocol.proto.Status;
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -57,6 +61,7 @@ public final class MapOutputPusher implements Closeable {
   private int outstanding;
   private IOException failure;
   private long lastProgressNanos = System.nanoTime();
+  private final Set<ServerAddress> serversWritten = new HashSet<>();
 
   public MapOutputPusher(
       ClientContext context,
@@ -141,7 +146,7 @@ public final class MapOutputPusher implements Closeable {
     final int partition;
     final ByteBuf body;
     final int bytes;
-    io.sluice.protocol.proto.ServerAddress permitServer;
+    ServerAddress permitServer;
     int attempts;
 
     PendingPush(int partition, ByteBuf body) {
@@ -175,7 +180,10 @@ public final class MapOutputPusher implements Closeable {
                 Status status = response.header(Response.class).getStatus();
                 response.release();
                 if (status == Status.SOFT_SPLIT) {
-                  context.scheduler().execute(() -> revive(push.partition, location, "soft split"));
+                  context.scheduler().execute(() -> reviveAfterSoftSplit(push.partition, location));
+                }
+                synchronized (lock) {
+                  serversWritten.add(location.getServer());
                 }
                 done(push, null);
               } else {
@@ -194,7 +202,7 @@ public final class MapOutputPusher implements Closeable {
     boolean moveOn =
         status == Status.HARD_SPLIT
             || ((status == null || status == Status.INTERNAL_ERROR) && push.attempts > 2);
-    if (status == Status.STAGE_ENDED && attempt >= 0) {
+    if (status == Status.STAGE_ENDED) {
       done(push, new IOException(describe(push.partition) + ": " + cause.getMessage(), cause));
       return;
     }
@@ -232,6 +240,15 @@ public final class MapOutputPusher implements Closeable {
             },
             delay,
             TimeUnit.MILLISECONDS);
+  }
+
+  /** The data was taken; moving on is an optimisation, so a failure only gets logged. */
+  private void reviveAfterSoftSplit(int partition, PartitionLocation location) {
+    try {
+      revive(partition, location, "soft split");
+    } catch (RuntimeException e) {
+      LOG.warn("{}", e.getMessage());
+    }
   }
 
   /** Asks the coordinator for a new location (scheduler thread). */
@@ -292,7 +309,11 @@ public final class MapOutputPusher implements Closeable {
     }
     awaitAcknowledged();
     try {
-      coordinator.mapperEnd(shuffleId, mapIndex, attempt);
+      List<ServerAddress> written;
+      synchronized (lock) {
+        written = new ArrayList<>(serversWritten);
+      }
+      coordinator.mapperEnd(shuffleId, mapIndex, attempt, written);
     } catch (StatusException e) {
       throw new IOException(
           "Coordinator refused the end of map "

@@ -147,27 +147,27 @@ public final class PartitionReader implements Closeable {
   }
 
   private void openStream(CommittedSplit s) throws IOException {
-    split = s;
     connection = context.connection(s.getServer());
+    split = s;
     Response r;
     try {
       Message m =
           awaitResponse(
               context.callAsync(
-              connection,
-              id ->
-                  Messages.request(
-                      MessageType.OPEN_STREAM,
-                      OpenStream.newBuilder()
-                          .setRequestId(id)
-                          .setAppId(appId)
-                          .setShuffleId(shuffleId)
-                          .setPartitionId(s.getPartitionId())
-                          .setEpoch(s.getEpoch())
-                          .setStartMapIndex(0)
-                          .setEndMapIndex(Integer.MAX_VALUE)
-                          .build(),
-                      id)),
+                  connection,
+                  id ->
+                      Messages.request(
+                          MessageType.OPEN_STREAM,
+                          OpenStream.newBuilder()
+                              .setRequestId(id)
+                              .setAppId(appId)
+                              .setShuffleId(shuffleId)
+                              .setPartitionId(s.getPartitionId())
+                              .setEpoch(s.getEpoch())
+                              .setStartMapIndex(0)
+                              .setEndMapIndex(Integer.MAX_VALUE)
+                              .build(),
+                          id)),
               "opening");
       m.release();
       r = m.header(Response.class);
@@ -211,11 +211,9 @@ public final class PartitionReader implements Closeable {
     return awaitResponse(next, "fetching chunk " + chunkIndex + " of").body();
   }
 
-  private Message awaitResponse(CompletableFuture<Message> future, String what)
-      throws IOException {
+  private Message awaitResponse(CompletableFuture<Message> future, String what) throws IOException {
     try {
-      return future.get(
-          context.networkConf().requestTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
+      return future.get(context.networkConf().requestTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
       throw new IOException(
           what + " " + describe(split) + " failed: " + e.getCause().getMessage(), e.getCause());
@@ -241,7 +239,8 @@ public final class PartitionReader implements Closeable {
   }
 
   private void closeStream() {
-    if (split == null) {
+    if (split == null || connection == null) {
+      split = null;
       return;
     }
     for (CompletableFuture<Message> f : fetches) {

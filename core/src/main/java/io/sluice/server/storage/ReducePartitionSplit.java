@@ -125,6 +125,20 @@ public final class ReducePartitionSplit {
     return Status.OK;
   }
 
+  /**
+   * Hands whatever is buffered to the flusher now, below the flush size (memory pressure).
+   *
+   * @return the bytes handed over
+   */
+  public synchronized long flushNow() {
+    long bytes = pendingBytes;
+    if (state == State.WRITING && bytes > 0) {
+      submitFlush();
+      return bytes;
+    }
+    return 0;
+  }
+
   /** Caller holds the lock. Hands the pending buffers to the flusher. */
   private void submitFlush() {
     List<ByteBuf> buffers = pending;

@@ -55,6 +55,15 @@ public final class ServerShuffle {
     }
   }
 
+  /** Hands every split's buffered bytes to the flushers; returns the bytes handed over. */
+  long flushNow() {
+    long bytes = 0;
+    for (ReducePartitionSplit s : splits.values()) {
+      bytes += s.flushNow();
+    }
+    return bytes;
+  }
+
   /** True once {@link #commit()} has been called. */
   public synchronized boolean isCommitStarted() {
     return commit != null;

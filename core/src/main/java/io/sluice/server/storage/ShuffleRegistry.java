@@ -112,6 +112,20 @@ public final class ShuffleRegistry {
     return expired;
   }
 
+  /**
+   * Hands every split's buffered bytes to the flushers (memory pressure); returns the bytes handed
+   * over.
+   */
+  public long flushAll() {
+    long bytes = 0;
+    for (Application app : apps.values()) {
+      for (ServerShuffle s : app.shuffles.values()) {
+        bytes += s.flushNow();
+      }
+    }
+    return bytes;
+  }
+
   public int applicationCount() {
     return apps.size();
   }
