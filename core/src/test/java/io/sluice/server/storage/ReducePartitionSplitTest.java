@@ -1,0 +1,143 @@
+package io.sluice.server.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.codahale.metrics.MetricRegistry;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.sluice.common.SluiceConf;
+import io.sluice.protocol.BatchFormat;
+import io.sluice.protocol.proto.Status;
+import io.sluice.server.ServerConf;
+import io.sluice.server.ServerMetrics;
+import io.sluice.server.memory.MemoryBudget;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ReducePartitionSplitTest {
+  @TempDir Path tmp;
+  private MemoryBudget memory;
+  private DataDirectories dirs;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    ServerConf conf =
+        new ServerConf(
+            SluiceConf.of(
+                Map.of(
+                    "sluice.server.dirs", tmp.resolve("a") + "," + tmp.resolve("b"),
+                    "sluice.flush.size", "1k",
+                    "sluice.read.chunkSize", "4k",
+                    "sluice.memory.max", "4m")));
+    memory = new MemoryBudget(conf.memoryMax());
+    dirs = new DataDirectories(conf, memory, new ServerMetrics(new MetricRegistry(), memory));
+  }
+
+  @AfterEach
+  void tearDown() {
+    dirs.close();
+  }
+
+  private ByteBuf body(int map, int batchId, int payload) {
+    ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer();
+    BatchFormat.writeHeader(b, map, 0, batchId, payload);
+    b.writeBytes(new byte[payload]);
+    return b;
+  }
+
+  private Status append(ReducePartitionSplit split, ByteBuf body) {
+    assertThat(memory.tryReserve(body.readableBytes())).isTrue();
+    Status s = split.append(body);
+    if (s != Status.OK) {
+      memory.release(body.readableBytes());
+      body.release();
+    }
+    return s;
+  }
+
+  @Test
+  void writesBatchesInOrderWithChunkBoundariesOnBatchBoundaries() throws Exception {
+    ReducePartitionSplit split = dirs.newSplit(new SplitKey("app", 1, 2, 0));
+    List<Long> batchStarts = new ArrayList<>();
+    long offset = 0;
+    for (int i = 0; i < 40; i++) {
+      int payload = 100 + i * 37;
+      batchStarts.add(offset);
+      offset += BatchFormat.HEADER_SIZE + payload;
+      assertThat(append(split, body(i % 3, i, payload))).isEqualTo(Status.OK);
+    }
+    CommittedSplitFile file = split.commit().get(1, TimeUnit.MINUTES);
+    assertThat(memory.held()).isZero();
+    assertThat(file.length()).isEqualTo(offset).isEqualTo(Files.size(file.path()));
+    assertThat(file.path().getFileName().toString()).isEqualTo("2-0.data");
+    assertThat(file.mapIndexes().cardinality()).isEqualTo(3);
+    List<Long> chunks = file.chunkOffsets();
+    assertThat(chunks.get(0)).isZero();
+    assertThat(chunks.get(chunks.size() - 1)).isEqualTo(offset);
+    assertThat(chunks.size()).isGreaterThan(2);
+    for (int i = 1; i < chunks.size() - 1; i++) {
+      assertThat(batchStarts).contains(chunks.get(i));
+      assertThat(chunks.get(i) - chunks.get(i - 1)).isGreaterThanOrEqualTo(4096);
+    }
+    // batch headers are where they should be
+    ByteBuffer content = ByteBuffer.wrap(Files.readAllBytes(file.path()));
+    for (int i = 0; i < 40; i++) {
+      content.position(batchStarts.get(i).intValue() + 8);
+      assertThat(content.getInt()).isEqualTo(i);
+    }
+    assertThat(split.commit().get()).isSameAs(file);
+    assertThat(append(split, body(0, 99, 1))).isEqualTo(Status.STAGE_ENDED);
+  }
+
+  @Test
+  void discardReleasesMemoryAndDeletesTheFile() throws Exception {
+    ReducePartitionSplit split = dirs.newSplit(new SplitKey("app", 1, 3, 0));
+    for (int i = 0; i < 10; i++) {
+      append(split, body(0, i, 500));
+    }
+    split.discard().get(1, TimeUnit.MINUTES);
+    assertThat(memory.held()).isZero();
+    try (var files = Files.walk(tmp)) {
+      assertThat(files.filter(Files::isRegularFile).count()).isZero();
+    }
+    assertThat(append(split, body(0, 11, 5))).isEqualTo(Status.HARD_SPLIT);
+    assertThatThrownBy(() -> split.commit().get()).hasMessageContaining("discarded");
+  }
+
+  @Test
+  void uncommittedFileIsMarkedInProgress() throws Exception {
+    ReducePartitionSplit split = dirs.newSplit(new SplitKey("app", 1, 4, 2));
+    for (int i = 0; i < 5; i++) {
+      append(split, body(0, i, 1000));
+    }
+    split.flushNow();
+    // the flusher writes in order; a commit queued behind it shows what was on disk before
+    try (var files = Files.walk(tmp)) {
+      assertThat(files.map(Path::toString).filter(p -> p.endsWith("4-2.data")).count()).isZero();
+    }
+    split.commit().get(1, TimeUnit.MINUTES);
+    try (var files = Files.walk(tmp)) {
+      assertThat(files.map(Path::toString).filter(p -> p.endsWith(".inprogress")).count()).isZero();
+    }
+  }
+
+  @Test
+  void newSplitsSpreadOverDirectories() {
+    ReducePartitionSplit a = dirs.newSplit(new SplitKey("app", 1, 10, 0));
+    ReducePartitionSplit b = dirs.newSplit(new SplitKey("app", 1, 11, 0));
+    assertThat(dirs.all().get(0).activeSplits()).isEqualTo(1);
+    assertThat(dirs.all().get(1).activeSplits()).isEqualTo(1);
+    a.discard();
+    b.discard();
+  }
+}
