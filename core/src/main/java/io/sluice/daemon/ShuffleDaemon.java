@@ -103,8 +103,16 @@ public final class ShuffleDaemon {
   }
 
   static SluiceConf loadConf(DaemonOptions options) throws IOException {
+    return loadConf(options, System.getProperty("sluice.home", System.getenv("SLUICE_HOME")));
+  }
+
+  /**
+   * Layers, lowest first: {@code home/conf/sluice-defaults.conf} (when {@code home} is not null and
+   * the file exists), {@code --conf FILE}, {@code --set key=value}, then the named options ({@code
+   * --port}, {@code --host}, {@code --dirs}, {@code --memory}).
+   */
+  static SluiceConf loadConf(DaemonOptions options, String home) throws IOException {
     SluiceConf conf = SluiceConf.empty();
-    String home = System.getProperty("sluice.home", System.getenv("SLUICE_HOME"));
     if (home != null) {
       Path defaults = Paths.get(home, "conf", "sluice-defaults.conf");
       if (Files.exists(defaults)) {

@@ -1,0 +1,206 @@
+package io.sluice.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Drives the real {@code bin/shuffle-daemon} script: start, status, a TCP connection to the port it
+ * serves, stop. The script runs the daemon from this JVM's classpath ({@code SLUICE_CLASSPATH}), so
+ * the test does not depend on {@code core/target/lib} being built.
+ */
+class DaemonScriptTest {
+  private static final long WAIT_SECONDS = 60;
+  private static final Pattern RUNNING_PID = Pattern.compile("is running \\(pid (\\d+)\\)");
+
+  @TempDir Path tmp;
+
+  private Path script;
+  private Path dataDir;
+  private Path logDir;
+  private Path portFile;
+
+  @BeforeEach
+  void setUp() throws IOException {
+    String home = System.getProperty("sluice.home");
+    assumeTrue(home != null, "the build passes -Dsluice.home=<repo root>");
+    script = Paths.get(home, "bin", "shuffle-daemon");
+    assumeTrue(Files.isRegularFile(script), script + " is missing");
+    dataDir = Files.createDirectories(tmp.resolve("data"));
+    logDir = tmp.resolve("logs");
+    portFile = tmp.resolve("port");
+  }
+
+  @AfterEach
+  void killLeftovers() throws IOException {
+    // a failed assertion must not leave a daemon behind
+    Path pidFile = logDir.resolve("shuffle-daemon.pid");
+    if (Files.exists(pidFile)) {
+      long pid = Long.parseLong(Files.readString(pidFile).trim());
+      ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+    }
+  }
+
+  @Test
+  void startStatusConnectStop() throws Exception {
+    Result start =
+        script(
+            "start",
+            "--port",
+            "0",
+            "--dirs",
+            dataDir.toString(),
+            "--port-file",
+            portFile.toString());
+    assertThat(start.code).as("start: %s\n%s", start.output, daemonOut()).isZero();
+    assertThat(start.output).contains("started");
+
+    int port = awaitPort();
+
+    Result status = script("status");
+    assertThat(status.code).as("status: %s", status.output).isZero();
+    Matcher running = RUNNING_PID.matcher(status.output);
+    assertThat(running.find()).as("status output: %s", status.output).isTrue();
+    long pid = Long.parseLong(running.group(1));
+    Optional<ProcessHandle> daemon = ProcessHandle.of(pid);
+    assertThat(daemon).as("process %d", pid).isPresent();
+
+    try (Socket socket = new Socket()) {
+      socket.connect(new InetSocketAddress("127.0.0.1", port), 10_000);
+      assertThat(socket.isConnected()).isTrue();
+    }
+
+    Result stop = script("stop");
+    assertThat(stop.code).as("stop: %s\n%s", stop.output, daemonOut()).isZero();
+    daemon.get().onExit().get(WAIT_SECONDS, TimeUnit.SECONDS);
+    assertThat(daemon.get().isAlive()).isFalse();
+    assertThat(logDir.resolve("shuffle-daemon.pid")).doesNotExist();
+
+    Result after = script("status");
+    assertThat(after.code).as("status after stop: %s", after.output).isNotZero();
+    assertThat(after.output).contains("not running");
+
+    try (Stream<Path> files = Files.walk(dataDir)) {
+      List<Path> inProgress =
+          files
+              .filter(f -> f.getFileName().toString().endsWith(".inprogress"))
+              .collect(Collectors.toList());
+      assertThat(inProgress).as("files left in progress").isEmpty();
+    }
+    assertThat(daemonOut()).contains("serving on port " + port);
+  }
+
+  @Test
+  void aSecondStartIsRefused() throws Exception {
+    Result first = script("start", "--port", "0", "--dirs", dataDir.toString());
+    assertThat(first.code).as("start: %s\n%s", first.output, daemonOut()).isZero();
+
+    Result second = script("start", "--port", "0", "--dirs", dataDir.toString());
+    assertThat(second.code).isNotZero();
+    assertThat(second.output).contains("already running");
+
+    assertThat(script("stop").code).isZero();
+  }
+
+  @Test
+  void aBadValueFailsTheStartWithTheDaemonsMessage() throws Exception {
+    Result start = script("start", "--dirs", dataDir.toString(), "--memory", "12zz");
+
+    assertThat(start.code).isNotZero();
+    assertThat(start.output).contains("failed to start", "sluice.memory.max", "'12zz'");
+    assertThat(logDir.resolve("shuffle-daemon.pid")).doesNotExist();
+  }
+
+  @Test
+  void anUnknownCommandPrintsUsage() throws Exception {
+    Result result = script("restart-everything");
+
+    assertThat(result.code).isEqualTo(2);
+    assertThat(result.output).contains("unknown command", "Usage:", "start", "stop", "status");
+  }
+
+  private int awaitPort() throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+    while (System.nanoTime() < deadline) {
+      if (Files.exists(portFile)) {
+        String text = Files.readString(portFile).trim();
+        if (!text.isEmpty()) {
+          return Integer.parseInt(text);
+        }
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError(
+        "no port file "
+            + portFile
+            + " after "
+            + WAIT_SECONDS
+            + " s; daemon output:\n"
+            + daemonOut());
+  }
+
+  private String daemonOut() throws IOException {
+    Path out = logDir.resolve("shuffle-daemon.out");
+    return Files.exists(out) ? Files.readString(out) : "(no " + out + ")";
+  }
+
+  /** Runs the script with a bounded wait; its stdout and stderr together. */
+  private Result script(String... args) throws IOException, InterruptedException {
+    List<String> command = new ArrayList<>();
+    command.add(script.toString());
+    command.addAll(Arrays.asList(args));
+    Path output = Files.createTempFile(tmp, "script", ".txt");
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(output.toFile())
+            .redirectInput(ProcessBuilder.Redirect.from(Paths.get("/dev/null").toFile()));
+    Map<String, String> env = builder.environment();
+    env.remove("SLUICE_PID_DIR");
+    env.put("SLUICE_LOG_DIR", logDir.toString());
+    env.put("SLUICE_CLASSPATH", System.getProperty("java.class.path"));
+    env.put("SLUICE_HEAP", "256m");
+    env.put("JAVA_HOME", System.getProperty("java.home"));
+    Process process = builder.start();
+    if (!process.waitFor(WAIT_SECONDS + 30, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      throw new AssertionError(
+          "'shuffle-daemon "
+              + String.join(" ", args)
+              + "' did not finish; output:\n"
+              + Files.readString(output, StandardCharsets.UTF_8));
+    }
+    return new Result(process.exitValue(), Files.readString(output, StandardCharsets.UTF_8));
+  }
+
+  private static final class Result {
+    final int code;
+    final String output;
+
+    Result(int code, String output) {
+      this.code = code;
+      this.output = output;
+    }
+  }
+}
