@@ -1,0 +1,94 @@
+package io.sluice.network;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.common.SluiceConf;
+import io.sluice.protocol.MessageType;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.SluiceProtocol;
+import io.sluice.protocol.proto.Heartbeat;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.Test;
+
+/** A request always completes: answered, timed out, or failed with the server named. */
+class TransportClientTest {
+  private static TransportClientPool pool(String timeout) {
+    return new TransportClientPool(
+        "test",
+        new NetworkConf(
+            SluiceConf.of(
+                Map.of("sluice.network.requestTimeout", timeout, "sluice.network.ioThreads", "1"))),
+        SluiceProtocol.INSTANCE);
+  }
+
+  private static CompletableFuture<Message> heartbeat(TransportClient client) {
+    return client.send(
+        id ->
+            Messages.request(
+                MessageType.HEARTBEAT,
+                Heartbeat.newBuilder().setRequestId(id).setAppId("a").build(),
+                id));
+  }
+
+  @Test
+  void silentServerTimesOutNamingIt() throws Exception {
+    try (ServerSocket silent = new ServerSocket(0);
+        TransportClientPool pool = pool("1s")) {
+      TransportClient client = pool.get("127.0.0.1", silent.getLocalPort());
+      try (Socket accepted = silent.accept()) {
+        CompletableFuture<Message> f = heartbeat(client);
+        Throwable cause = causeOf(f);
+        assertThat(cause)
+            .isInstanceOf(TimeoutException.class)
+            .hasMessageContaining("127.0.0.1:" + silent.getLocalPort())
+            .hasMessageContaining("sluice.network.requestTimeout");
+        assertThat(accepted.isConnected()).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void closedConnectionFailsPendingRequestsNamingTheServer() throws Exception {
+    try (ServerSocket server = new ServerSocket(0);
+        TransportClientPool pool = pool("120s")) {
+      TransportClient client = pool.get("127.0.0.1", server.getLocalPort());
+      CompletableFuture<Message> f;
+      try (Socket accepted = server.accept()) {
+        f = heartbeat(client);
+      } // closing the accepted socket drops the connection
+      assertThat(causeOf(f))
+          .isInstanceOf(IOException.class)
+          .hasMessageContaining("127.0.0.1:" + server.getLocalPort());
+    }
+  }
+
+  @Test
+  void unreachableServerIsNamed() throws Exception {
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    try (TransportClientPool pool = pool("5s")) {
+      IOException e =
+          org.junit.jupiter.api.Assertions.assertThrows(
+              IOException.class, () -> pool.get("127.0.0.1", port));
+      assertThat(e).hasMessageContaining("Cannot connect to Sluice server 127.0.0.1:" + port);
+    }
+  }
+
+  private static Throwable causeOf(CompletableFuture<Message> f) throws Exception {
+    try {
+      f.get(60, TimeUnit.SECONDS).release();
+      throw new AssertionError("request unexpectedly succeeded");
+    } catch (ExecutionException e) {
+      return e.getCause();
+    }
+  }
+}
