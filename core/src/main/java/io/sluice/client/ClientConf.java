@@ -22,8 +22,8 @@ public final class ClientConf {
       ConfigKey.integer(
           "sluice.push.maxRetries",
           8,
-          "Attempts of one push (CONGESTED or a failed connection) before its partition moves to"
-              + " a new location.");
+          "Failed attempts of one push (connection lost, HARD_SPLIT, server error) before the map"
+              + " task fails; CONGESTED answers are retried until sluice.push.timeout instead.");
   public static final ConfigKey<Long> PUSH_RETRY_WAIT =
       ConfigKey.millis(
           "sluice.push.retryWait",

@@ -69,8 +69,8 @@ public final class DefaultsFile {
   }
 
   /**
-   * The configuration table of the README: one row per key, in {@link ConfigKeys#ALL} order.
-   * {@code DefaultsFileTest} checks that README.md contains it verbatim.
+   * The configuration table of the README: one row per key, in {@link ConfigKeys#ALL} order. {@code
+   * DefaultsFileTest} checks that README.md contains it verbatim.
    */
   public static String renderMarkdownTable() {
     StringBuilder table = new StringBuilder("| key | default | meaning |\n| --- | --- | --- |\n");
@@ -96,20 +96,25 @@ public final class DefaultsFile {
     return OTHER_SECTION;
   }
 
-  /** Writes the file to {@code args[0]}, or prints it when there is no argument. */
+  /**
+   * Writes the file to {@code args[0]}, or prints it when there is no argument; {@code --markdown}
+   * prints the README's configuration table instead.
+   */
   public static void main(String[] args) throws IOException {
     if (args.length > 1) {
-      throw new IllegalArgumentException("usage: DefaultsFile [OUTPUT_FILE]");
+      throw new IllegalArgumentException("usage: DefaultsFile [OUTPUT_FILE | --markdown]");
     }
-    if (args.length == 1) {
+    if (args.length == 1 && args[0].equals("--markdown")) {
+      write(System.out, renderMarkdownTable());
+    } else if (args.length == 1) {
       Files.writeString(Paths.get(args[0]), render(), StandardCharsets.UTF_8);
     } else {
-      write(System.out);
+      write(System.out, render());
     }
   }
 
-  private static void write(PrintStream out) {
-    out.print(render());
+  private static void write(PrintStream out, String text) {
+    out.print(text);
     out.flush();
   }
 }

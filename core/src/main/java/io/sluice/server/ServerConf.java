@@ -29,6 +29,22 @@ public final class ServerConf {
           "1g",
           "Most bytes of pushed, not yet flushed data the server holds; beyond it pushes are"
               + " answered CONGESTED.");
+  public static final ConfigKey<Double> PAUSE_WATERMARK =
+      ConfigKey.fraction(
+          "sluice.memory.pauseWatermark",
+          0.85,
+          "Fraction of sluice.memory.max at which pushes from map tasks are answered CONGESTED and"
+              + " the largest buffers are flushed.");
+  public static final ConfigKey<Double> REPLICA_PAUSE_WATERMARK =
+      ConfigKey.fraction(
+          "sluice.memory.replicaPauseWatermark",
+          0.95,
+          "Fraction of sluice.memory.max at which replica traffic is refused too.");
+  public static final ConfigKey<Double> RESUME_WATERMARK =
+      ConfigKey.fraction(
+          "sluice.memory.resumeWatermark",
+          0.5,
+          "Fraction of sluice.memory.max below which paused pushes are accepted again.");
   public static final ConfigKey<Long> FLUSH_SIZE =
       ConfigKey.bytes(
           "sluice.flush.size",
@@ -44,6 +60,23 @@ public final class ServerConf {
           "sluice.read.chunkSize",
           "8m",
           "Readers fetch a split in chunks of about this size; boundaries never split a batch.");
+  public static final ConfigKey<Long> SPLIT_THRESHOLD =
+      ConfigKey.bytes(
+          "sluice.split.threshold",
+          "1g",
+          "A split larger than this answers SOFT_SPLIT so the partition's next data goes to a new"
+              + " split.");
+  public static final ConfigKey<Double> DISK_MAX_USAGE =
+      ConfigKey.fraction(
+          "sluice.disk.maxUsage",
+          0.95,
+          "A data directory whose file system is fuller than this takes no new splits and moves"
+              + " its open ones on.");
+  public static final ConfigKey<Long> DISK_CHECK_INTERVAL =
+      ConfigKey.millis(
+          "sluice.disk.checkInterval",
+          "10s",
+          "How often each data directory's free space and writability are checked.");
   public static final ConfigKey<Boolean> COMMIT_FSYNC =
       ConfigKey.bool(
           "sluice.commit.fsync",
@@ -71,9 +104,15 @@ public final class ServerConf {
           PORT,
           DIRS,
           MEMORY_MAX,
+          PAUSE_WATERMARK,
+          REPLICA_PAUSE_WATERMARK,
+          RESUME_WATERMARK,
           FLUSH_SIZE,
           FLUSHER_THREADS,
           CHUNK_SIZE,
+          SPLIT_THRESHOLD,
+          DISK_MAX_USAGE,
+          DISK_CHECK_INTERVAL,
           COMMIT_FSYNC,
           APP_TIMEOUT,
           APP_EXPIRY_CHECK_INTERVAL,
@@ -83,6 +122,12 @@ public final class ServerConf {
   private final int port;
   private final List<Path> dirs;
   private final long memoryMax;
+  private final double pauseWatermark;
+  private final double replicaPauseWatermark;
+  private final double resumeWatermark;
+  private final long splitThreshold;
+  private final double diskMaxUsage;
+  private final long diskCheckIntervalMillis;
   private final int flushSize;
   private final int flusherThreads;
   private final long chunkSize;
@@ -111,6 +156,34 @@ public final class ServerConf {
     if (memoryMax < (1 << 20)) {
       throw new IllegalArgumentException(
           MEMORY_MAX + " must be at least 1m, got " + memoryMax + " bytes");
+    }
+    this.pauseWatermark = conf.get(PAUSE_WATERMARK);
+    this.replicaPauseWatermark = conf.get(REPLICA_PAUSE_WATERMARK);
+    this.resumeWatermark = conf.get(RESUME_WATERMARK);
+    if (!(resumeWatermark < pauseWatermark && pauseWatermark <= replicaPauseWatermark)) {
+      throw new IllegalArgumentException(
+          "memory watermarks must satisfy "
+              + RESUME_WATERMARK
+              + " ("
+              + resumeWatermark
+              + ") < "
+              + PAUSE_WATERMARK
+              + " ("
+              + pauseWatermark
+              + ") <= "
+              + REPLICA_PAUSE_WATERMARK
+              + " ("
+              + replicaPauseWatermark
+              + ")");
+    }
+    this.splitThreshold = conf.get(SPLIT_THRESHOLD);
+    if (splitThreshold < 1) {
+      throw new IllegalArgumentException(SPLIT_THRESHOLD + " must be positive");
+    }
+    this.diskMaxUsage = conf.get(DISK_MAX_USAGE);
+    this.diskCheckIntervalMillis = conf.get(DISK_CHECK_INTERVAL);
+    if (diskCheckIntervalMillis < 1) {
+      throw new IllegalArgumentException(DISK_CHECK_INTERVAL + " must be positive");
     }
     long flush = conf.get(FLUSH_SIZE);
     if (flush < 1 || flush > memoryMax / 2) {
@@ -157,6 +230,31 @@ public final class ServerConf {
   /** Bytes. */
   public long memoryMax() {
     return memoryMax;
+  }
+
+  public double pauseWatermark() {
+    return pauseWatermark;
+  }
+
+  public double replicaPauseWatermark() {
+    return replicaPauseWatermark;
+  }
+
+  public double resumeWatermark() {
+    return resumeWatermark;
+  }
+
+  /** Bytes. */
+  public long splitThreshold() {
+    return splitThreshold;
+  }
+
+  public double diskMaxUsage() {
+    return diskMaxUsage;
+  }
+
+  public long diskCheckIntervalMillis() {
+    return diskCheckIntervalMillis;
   }
 
   /** Bytes. */

@@ -6,6 +6,8 @@ import com.codahale.metrics.Meter;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
 import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.storage.DataDirectory;
+import java.nio.file.Path;
 
 /** The server's metrics; every name lives here. The registry is injected, never global. */
 public final class ServerMetrics {
@@ -16,6 +18,7 @@ public final class ServerMetrics {
   private final Meter bytesFlushed;
   private final Meter bytesRead;
   private final Meter pushesCongested;
+  private final Meter softSplits;
   private final Meter badRequests;
   private final Timer flushLatency;
   private final Timer commitLatency;
@@ -28,6 +31,7 @@ public final class ServerMetrics {
     this.bytesFlushed = registry.meter(PREFIX + "bytesFlushed");
     this.bytesRead = registry.meter(PREFIX + "bytesRead");
     this.pushesCongested = registry.meter(PREFIX + "pushesCongested");
+    this.softSplits = registry.meter(PREFIX + "softSplits");
     this.badRequests = registry.meter(PREFIX + "badRequests");
     this.flushLatency = registry.timer(PREFIX + "flushLatency");
     this.commitLatency = registry.timer(PREFIX + "commitLatency");
@@ -36,6 +40,24 @@ public final class ServerMetrics {
     registry.register(PREFIX + "memoryHeld", (Gauge<Long>) memory::held);
     registry.register(PREFIX + "memoryPeak", (Gauge<Long>) memory::peak);
     registry.register(PREFIX + "memoryMax", (Gauge<Long>) memory::max);
+    registry.register(PREFIX + "memoryPausedMillis", (Gauge<Long>) memory::pausedMillis);
+    registry.register(PREFIX + "memoryState", (Gauge<String>) () -> memory.state().name());
+  }
+
+  /** Bytes flushed into one data directory. */
+  public Meter directoryBytesFlushed(Path root) {
+    return registry.meter(directoryPrefix(root) + "bytesFlushed");
+  }
+
+  /** Health (0 healthy, 1 full, 2 failed), usage and open splits of one data directory. */
+  public void registerDirectory(DataDirectory dir) {
+    String prefix = directoryPrefix(dir.root());
+    registry.register(prefix + "health", (Gauge<Integer>) () -> dir.health().ordinal());
+    registry.register(prefix + "usage", (Gauge<Double>) dir::usage);
+  }
+
+  private static String directoryPrefix(Path root) {
+    return PREFIX + "dir." + root.toString().replaceAll("[^A-Za-z0-9_-]+", "_") + ".";
   }
 
   public MetricRegistry registry() {
@@ -56,6 +78,11 @@ public final class ServerMetrics {
 
   public Meter pushesCongested() {
     return pushesCongested;
+  }
+
+  /** Pushes taken with SOFT_SPLIT (split past its threshold or on a full disk). */
+  public Meter softSplits() {
+    return softSplits;
   }
 
   public Meter badRequests() {

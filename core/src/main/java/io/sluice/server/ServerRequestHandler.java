@@ -30,9 +30,10 @@ import io.sluice.server.storage.CommittedSplitFile;
 import io.sluice.server.storage.ReducePartitionSplit;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
+import io.sluice.server.storage.StorageUnavailableException;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,15 +48,6 @@ final class ServerRequestHandler implements RequestHandler {
   private final MemoryBudget memory;
   private final ReadStreams streams;
   private final ServerMetrics metrics;
-  private final AtomicLong lastForceFlushNanos = new AtomicLong(System.nanoTime());
-
-  /**
-   * Above this fraction of sluice.memory.max every buffer is flushed early (the design's pause
-   * watermark; the full watermark scheme with paused reads is the flow-control work).
-   */
-  static final double FORCE_FLUSH_FRACTION = 0.85;
-
-  static final long FORCE_FLUSH_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
   ServerRequestHandler(
       ShuffleRegistry registry, MemoryBudget memory, ReadStreams streams, ServerMetrics metrics) {
@@ -130,14 +122,17 @@ final class ServerRequestHandler implements RequestHandler {
       case UNREGISTER_SHUFFLE:
         {
           UnregisterShuffle h = request.header(UnregisterShuffle.class);
-          registry.unregisterShuffle(h.getAppId(), h.getShuffleId());
-          return Messages.ok(h.getRequestId());
+          answerWhenDone(
+              channel,
+              h.getRequestId(),
+              registry.unregisterShuffle(h.getAppId(), h.getShuffleId()));
+          return null;
         }
       case UNREGISTER_APPLICATION:
         {
           UnregisterApplication h = request.header(UnregisterApplication.class);
-          registry.unregisterApplication(h.getAppId());
-          return Messages.ok(h.getRequestId());
+          answerWhenDone(channel, h.getRequestId(), registry.unregisterApplication(h.getAppId()));
+          return null;
         }
       default:
         return Messages.error(
@@ -145,6 +140,17 @@ final class ServerRequestHandler implements RequestHandler {
             Status.BAD_REQUEST,
             type + " is not a request this server answers");
     }
+  }
+
+  /** Answers OK once the files are gone, so a caller that got OK finds nothing left. */
+  private static void answerWhenDone(
+      Channel channel, long requestId, CompletableFuture<Void> deletion) {
+    deletion.whenComplete(
+        (v, e) ->
+            channel.writeAndFlush(
+                e == null
+                    ? Messages.ok(requestId)
+                    : Messages.error(requestId, Status.INTERNAL_ERROR, e.toString())));
   }
 
   private Message push(Message request) {
@@ -180,27 +186,34 @@ final class ServerRequestHandler implements RequestHandler {
       metrics.badRequests().mark();
       return Messages.error(h.getRequestId(), status, problem);
     }
-    ReducePartitionSplit split = shuffle.splitForPush(h.getPartitionId(), h.getEpoch());
+    ReducePartitionSplit split;
+    try {
+      split = shuffle.splitForPush(h.getPartitionId(), h.getEpoch());
+    } catch (StorageUnavailableException e) {
+      request.release();
+      return Messages.error(h.getRequestId(), Status.HARD_SPLIT, e.getMessage());
+    }
     if (split == null) {
       request.release();
       return Messages.error(
           h.getRequestId(), Status.STAGE_ENDED, shuffle + " is committed; no more pushes");
     }
-    if (!memory.tryReserve(bytes)) {
+    if (!memory.tryReservePush(bytes)) {
       request.release();
       metrics.pushesCongested().mark();
-      flushUnderPressure();
       return Messages.error(
           h.getRequestId(),
           Status.CONGESTED,
-          "server holds "
+          "server memory is "
+              + memory.state()
+              + " ("
               + memory.held()
               + " of "
               + memory.max()
-              + " bytes (sluice.memory.max); retry later");
+              + " bytes held, sluice.memory.max); retry later");
     }
     Status result = split.append(body);
-    if (result != Status.OK) {
+    if (result != Status.OK && result != Status.SOFT_SPLIT) {
       memory.release(bytes);
       request.release();
       return Messages.error(
@@ -208,29 +221,19 @@ final class ServerRequestHandler implements RequestHandler {
           result,
           result == Status.STAGE_ENDED
               ? split.key() + " is committed; no more pushes"
-              : split.key() + " takes no more data (a write failed or it was dropped);"
+              : split.key()
+                  + " takes no more data (a write failed or it was dropped);"
                   + " push to a new location");
     }
     metrics.bytesPushed().mark(bytes);
-    if (memory.held() > memory.max() * FORCE_FLUSH_FRACTION) {
-      flushUnderPressure();
+    if (result == Status.SOFT_SPLIT) {
+      metrics.softSplits().mark();
+      return Messages.error(
+          h.getRequestId(),
+          Status.SOFT_SPLIT,
+          split.key() + " took the data; move the partition to a new split");
     }
     return Messages.ok(h.getRequestId());
-  }
-
-  /**
-   * Held memory is high: hand every split's buffer to the flushers rather than waiting for each to
-   * reach the flush size (many partitions with small buffers could otherwise fill memory and never
-   * flush). At most once per {@link #FORCE_FLUSH_INTERVAL_NANOS}, so a burst of pushes does not walk
-   * every split each time.
-   */
-  private void flushUnderPressure() {
-    long now = System.nanoTime();
-    long last = lastForceFlushNanos.get();
-    if (now - last >= FORCE_FLUSH_INTERVAL_NANOS && lastForceFlushNanos.compareAndSet(last, now)) {
-      long bytes = registry.flushAll();
-      LOG.debug("Memory pressure: handed {} buffered bytes to the flushers", bytes);
-    }
   }
 
   private void commit(Channel channel, CommitShuffle h) {

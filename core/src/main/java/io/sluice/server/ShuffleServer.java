@@ -14,9 +14,11 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,7 +51,13 @@ public final class ShuffleServer implements Closeable {
       ServerConf conf, NetworkConf networkConf, MetricRegistry metricRegistry, Clock clock)
       throws IOException {
     this.conf = conf;
-    this.memory = new MemoryBudget(conf.memoryMax());
+    this.memory =
+        new MemoryBudget(
+            conf.memoryMax(),
+            conf.pauseWatermark(),
+            conf.replicaPauseWatermark(),
+            conf.resumeWatermark(),
+            clock);
     this.metrics = new ServerMetrics(metricRegistry, memory);
     this.dirs = new DataDirectories(conf, memory, metrics);
     this.registry = new ShuffleRegistry(dirs, clock);
@@ -76,6 +84,13 @@ public final class ShuffleServer implements Closeable {
       closeQuietly();
       throw new IOException("Cannot bind " + conf.host() + ":" + conf.port() + ": " + e, e);
     }
+    memory.setPressureListener(
+        bytesToFree -> housekeeping.execute(() -> relieveMemoryPressure(bytesToFree)));
+    housekeeping.scheduleWithFixedDelay(
+        this::checkDisks,
+        conf.diskCheckIntervalMillis(),
+        conf.diskCheckIntervalMillis(),
+        TimeUnit.MILLISECONDS);
     housekeeping.scheduleWithFixedDelay(
         this::expireApplications,
         conf.appExpiryCheckIntervalMillis(),
@@ -100,11 +115,32 @@ public final class ShuffleServer implements Closeable {
     }
   }
 
+  private void relieveMemoryPressure(long bytesToFree) {
+    long handed = registry.flushLargest(bytesToFree);
+    LOG.debug(
+        "Memory {}: {} of {} bytes held; flushing {} buffered bytes early",
+        memory.state(),
+        memory.held(),
+        memory.max(),
+        handed);
+  }
+
+  /** Visible for tests: checks every data directory now. */
+  void checkDisks() {
+    try {
+      dirs.checkAll();
+    } catch (RuntimeException e) {
+      LOG.error("Data directory check failed", e);
+    }
+  }
+
   /** Visible for tests: runs one expiry pass now. */
   void expireApplications() {
     try {
-      registry.expire(conf.appTimeoutMillis());
-    } catch (RuntimeException e) {
+      registry.expire(conf.appTimeoutMillis()).get(60, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
       LOG.error("Application expiry check failed", e);
     }
   }
@@ -124,6 +160,10 @@ public final class ShuffleServer implements Closeable {
 
   public ServerMetrics metrics() {
     return metrics;
+  }
+
+  public DataDirectories dataDirectories() {
+    return dirs;
   }
 
   public ShuffleRegistry registry() {

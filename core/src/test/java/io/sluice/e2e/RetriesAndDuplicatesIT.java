@@ -32,7 +32,8 @@ class RetriesAndDuplicatesIT {
 
   @Test
   void batchPushedTwiceIsReadOnce() throws Exception {
-    try (TestCluster cluster = TestCluster.start(tmp, 1, Map.of("sluice.push.compression", "none"))) {
+    try (TestCluster cluster =
+        TestCluster.start(tmp, 1, Map.of("sluice.push.compression", "none"))) {
       cluster.coordinator().registerShuffle(0, 1, 1);
       PartitionLocation location = cluster.coordinator().locations(0).get(0);
       byte[] record = Records.record(0, 0, 0, 300);

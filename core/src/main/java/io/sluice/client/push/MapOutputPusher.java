@@ -148,6 +148,17 @@ public final class MapOutputPusher implements Closeable {
     final int bytes;
     ServerAddress permitServer;
     int attempts;
+    int failures;
+    int congestedRetries;
+    private long congestedSince;
+
+    /** When this push was first answered CONGESTED in its current run of congestion. */
+    long firstCongestedNanos() {
+      if (congestedRetries == 1) {
+        congestedSince = System.nanoTime();
+      }
+      return congestedSince;
+    }
 
     PendingPush(int partition, ByteBuf body) {
       this.partition = partition;
@@ -195,18 +206,29 @@ public final class MapOutputPusher implements Closeable {
             });
   }
 
+  /**
+   * Decides what a failed push does next, by status: CONGESTED waits (jittered, capped backoff) and
+   * retries the same location for as long as {@code sluice.push.timeout}; HARD_SPLIT moves the
+   * partition at once; a failed connection or INTERNAL_ERROR retries twice, then moves; after
+   * {@code sluice.push.maxRetries} failures that are not congestion, or on any other status, the
+   * map task fails.
+   */
   private void onFailure(PendingPush push, PartitionLocation location, Throwable cause) {
     Status status = cause instanceof StatusException ? ((StatusException) cause).status() : null;
-    boolean retryable =
-        status == null || status == Status.CONGESTED || status == Status.INTERNAL_ERROR;
-    boolean moveOn =
-        status == Status.HARD_SPLIT
-            || ((status == null || status == Status.INTERNAL_ERROR) && push.attempts > 2);
-    if (status == Status.STAGE_ENDED) {
-      done(push, new IOException(describe(push.partition) + ": " + cause.getMessage(), cause));
-      return;
+    boolean congested = status == Status.CONGESTED;
+    boolean transientFailure = status == null || status == Status.INTERNAL_ERROR;
+    boolean moveOn = status == Status.HARD_SPLIT || (transientFailure && push.failures >= 2);
+    if (congested) {
+      push.congestedRetries++;
+    } else {
+      push.failures++;
     }
-    if (!retryable && !moveOn || push.attempts > context.conf().maxRetries()) {
+    long congestedNanos = congested ? System.nanoTime() - push.firstCongestedNanos() : 0;
+    boolean giveUp =
+        !(congested || transientFailure || moveOn)
+            || push.failures > context.conf().maxRetries()
+            || congestedNanos > TimeUnit.MILLISECONDS.toNanos(context.conf().pushTimeoutMillis());
+    if (giveUp) {
       done(
           push,
           new IOException(
@@ -215,13 +237,14 @@ public final class MapOutputPusher implements Closeable {
                   + " to "
                   + ClientContext.format(location.getServer())
                   + " failed after "
-                  + push.attempts
+                  + (push.failures + push.congestedRetries)
                   + " attempt(s): "
                   + cause.getMessage(),
               cause));
       return;
     }
-    long delay = moveOn ? 0 : backoff.delayMillis(push.attempts);
+    long delay =
+        moveOn ? 0 : backoff.delayMillis(congested ? push.congestedRetries : push.failures);
     LOG.debug(
         "Retrying {} in {} ms after: {}", describe(push.partition), delay, cause.getMessage());
     context

@@ -10,13 +10,22 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The server's data directories; new splits go to the one with the fewest splits being written. */
+/**
+ * The server's data directories. New splits go to the healthy directory with the fewest splits
+ * being written; a directory that fails is taken out of rotation and the splits open in it are
+ * moved to a healthy one (their acknowledged data with them) and answer HARD_SPLIT from then on.
+ */
 public final class DataDirectories implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DataDirectories.class);
+
+  /** {@code <partition>-<epoch>.data}, optionally {@code .inprogress}: files this server wrote. */
+  static final Pattern SPLIT_FILE = Pattern.compile("\\d+-\\d+\\.data(\\.inprogress)?");
 
   private final List<DataDirectory> dirs;
   private final MemoryBudget memory;
@@ -25,7 +34,8 @@ public final class DataDirectories implements AutoCloseable {
   private final AtomicInteger roundRobin = new AtomicInteger();
 
   /**
-   * Creates the directories if needed.
+   * Creates the directories if needed and deletes split files that no committed state refers to (a
+   * previous run's leftovers).
    *
    * @throws IOException naming the directory that cannot be created or written
    */
@@ -41,30 +51,131 @@ public final class DataDirectories implements AutoCloseable {
       if (!Files.isWritable(root)) {
         throw new IOException("Data directory " + root + " is not writable");
       }
-      list.add(new DataDirectory(root, conf.flusherThreads()));
+      DataDirectory dir =
+          new DataDirectory(root, conf.flusherThreads(), metrics.directoryBytesFlushed(root));
+      metrics.registerDirectory(dir);
+      list.add(dir);
     }
     this.dirs = List.copyOf(list);
     this.memory = memory;
     this.metrics = metrics;
     this.conf = conf;
+    checkAll();
+    deleteLeftovers();
   }
 
   public List<DataDirectory> all() {
     return dirs;
   }
 
-  /** A new split on the least busy directory (ties broken round robin). */
+  /**
+   * A new split on the least busy healthy directory (ties broken round robin).
+   *
+   * @throws StorageUnavailableException when every directory is failed or full
+   */
   public ReducePartitionSplit newSplit(SplitKey key) {
+    DataDirectory best = pick(null);
+    if (best == null) {
+      throw new StorageUnavailableException(
+          "no data directory can take "
+              + key
+              + ": "
+              + dirs.stream()
+                  .map(d -> d + " is " + d.health() + " (" + d.healthReason() + ")")
+                  .collect(Collectors.joining(", ")));
+    }
+    return new ReducePartitionSplit(key, best, this, memory, metrics, conf);
+  }
+
+  /** The least busy healthy directory other than {@code excluded}, or null. */
+  DataDirectory pick(DataDirectory excluded) {
     int start = Math.floorMod(roundRobin.getAndIncrement(), dirs.size());
     DataDirectory best = null;
     for (int i = 0; i < dirs.size(); i++) {
       DataDirectory d = dirs.get((start + i) % dirs.size());
+      if (d == excluded || d.health() != DataDirectory.Health.HEALTHY) {
+        continue;
+      }
       if (best == null || d.activeSplits() < best.activeSplits()) {
         best = d;
       }
     }
-    return new ReducePartitionSplit(
-        key, best, memory, metrics, conf.flushSize(), conf.chunkSize(), conf.commitFsync());
+    return best;
+  }
+
+  /**
+   * Checks every directory; the splits open in a directory that failed are moved to a healthy one
+   * and refuse further data (HARD_SPLIT).
+   */
+  public void checkAll() {
+    for (DataDirectory d : dirs) {
+      DataDirectory.Health before = d.health();
+      DataDirectory.Health after = d.check(conf.diskMaxUsage());
+      if (after != before) {
+        if (after == DataDirectory.Health.HEALTHY) {
+          LOG.info("Data directory {} is healthy again", d);
+        } else {
+          LOG.warn("Data directory {} is {}: {}", d, after, d.healthReason());
+        }
+      }
+      if (after == DataDirectory.Health.FAILED) {
+        moveSplitsOff(d);
+      }
+    }
+  }
+
+  /** Called when a write in {@code dir} failed. */
+  void failed(DataDirectory dir, String reason) {
+    if (dir.health() != DataDirectory.Health.FAILED) {
+      LOG.warn("Data directory {} failed: {}", dir, reason);
+    }
+    dir.markFailed(reason);
+    moveSplitsOff(dir);
+  }
+
+  private void moveSplitsOff(DataDirectory dir) {
+    for (ReducePartitionSplit split : new ArrayList<>(dir.activeSplitSet())) {
+      split.moveOff(dir);
+    }
+  }
+
+  private void deleteLeftovers() {
+    int deleted = 0;
+    for (DataDirectory d : dirs) {
+      try (Stream<Path> walk = Files.walk(d.root(), 3)) {
+        for (Path p : (Iterable<Path>) walk::iterator) {
+          if (Files.isRegularFile(p)
+              && d.root().relativize(p).getNameCount() == 3
+              && SPLIT_FILE.matcher(p.getFileName().toString()).matches()) {
+            Files.deleteIfExists(p);
+            deleted++;
+          }
+        }
+      } catch (IOException e) {
+        LOG.warn("Could not scan {} for leftover split files: {}", d, e.toString());
+      }
+      deleteEmptyDirs(d.root());
+    }
+    if (deleted > 0) {
+      LOG.info("Deleted {} split file(s) left by an earlier run that no state refers to", deleted);
+    }
+  }
+
+  private static void deleteEmptyDirs(Path root) {
+    try (Stream<Path> walk = Files.walk(root, 2)) {
+      for (Path p :
+          walk.filter(p -> !p.equals(root) && Files.isDirectory(p))
+              .sorted(Comparator.reverseOrder())
+              .collect(Collectors.toList())) {
+        try (Stream<Path> children = Files.list(p)) {
+          if (children.findAny().isEmpty()) {
+            Files.deleteIfExists(p);
+          }
+        }
+      }
+    } catch (IOException e) {
+      LOG.debug("Could not prune empty directories under {}: {}", root, e.toString());
+    }
   }
 
   /** Deletes {@code <dir>/<appId>/<shuffleId>} in every directory. */

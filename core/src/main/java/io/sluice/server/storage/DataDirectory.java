@@ -1,27 +1,58 @@
 package io.sluice.server.storage;
 
+import com.codahale.metrics.Meter;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One data directory and its flusher threads. Each split is pinned to one single-threaded flusher,
- * so its flushes, commit and deletion run in submission order. The flusher queues are bounded by
- * the memory budget: every queued flush holds bytes reserved there.
+ * One data directory: its flusher threads, its health and the splits being written in it.
+ *
+ * <p>Each split is pinned to one single-threaded flusher, so its writes, commit and deletion run in
+ * submission order. The flusher queues are bounded by the memory budget: every queued flush holds
+ * bytes reserved there.
+ *
+ * <p>Health: {@link #check} probes the directory (create, write, fsync, delete a small file) and
+ * reads its file system's usage. A directory that fails the probe or a write is {@code FAILED}; one
+ * past {@code sluice.disk.maxUsage} is {@code FULL}. Only {@code HEALTHY} directories take new
+ * splits.
  */
 public final class DataDirectory implements AutoCloseable {
+  /** Whether the directory takes new splits. */
+  public enum Health {
+    HEALTHY,
+    FULL,
+    FAILED
+  }
+
+  static final String PROBE_FILE = ".sluice-probe";
+
   private final Path root;
   private final List<ExecutorService> flushers;
   private final AtomicInteger nextFlusher = new AtomicInteger();
-  private final AtomicInteger activeSplits = new AtomicInteger();
+  private final Set<ReducePartitionSplit> activeSplits = ConcurrentHashMap.newKeySet();
+  private volatile Health health = Health.HEALTHY;
+  private volatile String healthReason = "";
+  private volatile double usage;
 
-  public DataDirectory(Path root, int flusherThreads) {
+  private final Meter bytesFlushed;
+
+  public DataDirectory(Path root, int flusherThreads, Meter bytesFlushed) {
     this.root = root;
+    this.bytesFlushed = bytesFlushed;
     List<ExecutorService> list = new ArrayList<>(flusherThreads);
     for (int i = 0; i < flusherThreads; i++) {
       list.add(
@@ -35,6 +66,11 @@ public final class DataDirectory implements AutoCloseable {
     return root;
   }
 
+  /** Bytes written to split files in this directory. */
+  public Meter bytesFlushed() {
+    return bytesFlushed;
+  }
+
   /** The flusher a new split is pinned to (round robin). */
   ExecutorService assignFlusher() {
     return flushers.get(Math.floorMod(nextFlusher.getAndIncrement(), flushers.size()));
@@ -42,15 +78,70 @@ public final class DataDirectory implements AutoCloseable {
 
   /** Splits currently being written here; new splits go to the directory with the fewest. */
   int activeSplits() {
-    return activeSplits.get();
+    return activeSplits.size();
   }
 
-  void splitOpened() {
-    activeSplits.incrementAndGet();
+  Set<ReducePartitionSplit> activeSplitSet() {
+    return activeSplits;
   }
 
-  void splitClosed() {
-    activeSplits.decrementAndGet();
+  public Health health() {
+    return health;
+  }
+
+  /** Why the directory is not healthy; empty when it is. */
+  public String healthReason() {
+    return healthReason;
+  }
+
+  /** Fraction of the file system in use at the last check. */
+  public double usage() {
+    return usage;
+  }
+
+  /** Takes the directory out of rotation after a failed write. */
+  void markFailed(String reason) {
+    healthReason = reason;
+    health = Health.FAILED;
+  }
+
+  /**
+   * Probes the directory and updates its health.
+   *
+   * @return the health after the check
+   */
+  Health check(double maxUsage) {
+    try {
+      Files.createDirectories(root);
+      Path probe = root.resolve(PROBE_FILE);
+      try (FileChannel ch =
+          FileChannel.open(
+              probe,
+              StandardOpenOption.CREATE,
+              StandardOpenOption.TRUNCATE_EXISTING,
+              StandardOpenOption.WRITE)) {
+        ch.write(ByteBuffer.wrap(new byte[] {'s', 'l', 'u', 'i', 'c', 'e'}));
+        ch.force(false);
+      }
+      Files.delete(probe);
+      FileStore store = Files.getFileStore(root);
+      long total = store.getTotalSpace();
+      usage = total <= 0 ? 0 : 1.0 - (double) store.getUsableSpace() / total;
+    } catch (IOException | RuntimeException e) {
+      healthReason = "not writable: " + e;
+      health = Health.FAILED;
+      return health;
+    }
+    if (usage > maxUsage) {
+      healthReason =
+          String.format(
+              "%.1f%% used, above sluice.disk.maxUsage (%.1f%%)", usage * 100, maxUsage * 100);
+      health = Health.FULL;
+    } else {
+      healthReason = "";
+      health = Health.HEALTHY;
+    }
+    return health;
   }
 
   /** Lets queued flushes finish, then stops the threads. */

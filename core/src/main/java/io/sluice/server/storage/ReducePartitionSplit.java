@@ -4,6 +4,7 @@ import com.codahale.metrics.Timer;
 import io.netty.buffer.ByteBuf;
 import io.sluice.protocol.BatchFormat;
 import io.sluice.protocol.proto.Status;
+import io.sluice.server.ServerConf;
 import io.sluice.server.ServerMetrics;
 import io.sluice.server.memory.MemoryBudget;
 import java.io.IOException;
@@ -33,10 +34,15 @@ import org.slf4j.LoggerFactory;
  * recorded at flush boundaries once a chunk reaches {@code sluice.read.chunkSize}, so they never
  * fall inside a batch. A crash leaves at most an {@code .inprogress} file, which is never served.
  *
- * <p><b>Threads.</b> {@link #append} runs on network threads; writes, commit and discard run on the
- * split's single flusher thread in submission order. Buffers accepted by {@link #append} belong to
- * the split until the flusher has written or discarded them; it then releases them and their memory
- * reservation.
+ * <p><b>Splitting.</b> Once the split has taken more than {@code sluice.split.threshold} bytes, or
+ * its directory is full, it still takes data but answers SOFT_SPLIT, so the client moves the
+ * partition to a new split. When its directory fails, the split copies what it has written to a
+ * healthy directory, keeps everything it acknowledged, and answers HARD_SPLIT to new data.
+ *
+ * <p><b>Threads.</b> {@link #append} runs on network threads; writes, moves, commit and discard run
+ * on the split's single flusher thread in submission order. Buffers accepted by {@link #append}
+ * belong to the split until the flusher has written or discarded them; it then releases them and
+ * their memory reservation.
  */
 public final class ReducePartitionSplit {
   private static final Logger LOG = LoggerFactory.getLogger(ReducePartitionSplit.class);
@@ -50,20 +56,24 @@ public final class ReducePartitionSplit {
   }
 
   private final SplitKey key;
-  private final DataDirectory dir;
   private final ExecutorService flusher;
-  private final Path committedPath;
-  private final Path inProgressPath;
+  private final DataDirectories dirs;
   private final MemoryBudget memory;
   private final ServerMetrics metrics;
   private final int flushSize;
   private final long chunkSize;
+  private final long splitThreshold;
   private final boolean fsync;
+
+  /** Written on the flusher thread only (a move), read anywhere. */
+  private volatile DataDirectory dir;
 
   // guarded by this
   private State state = State.WRITING;
   private List<ByteBuf> pending = new ArrayList<>();
   private long pendingBytes;
+  private long acceptedBytes;
+  private boolean movedOff;
   private final BitSet mapIndexes = new BitSet();
   private IOException failure;
   private CompletableFuture<CommittedSplitFile> commitFuture;
@@ -76,26 +86,21 @@ public final class ReducePartitionSplit {
   ReducePartitionSplit(
       SplitKey key,
       DataDirectory dir,
+      DataDirectories dirs,
       MemoryBudget memory,
       ServerMetrics metrics,
-      int flushSize,
-      long chunkSize,
-      boolean fsync) {
+      ServerConf conf) {
     this.key = key;
     this.dir = dir;
     this.flusher = dir.assignFlusher();
-    this.committedPath =
-        dir.root()
-            .resolve(key.appId())
-            .resolve(Integer.toString(key.shuffleId()))
-            .resolve(key.fileName());
-    this.inProgressPath = committedPath.resolveSibling(key.fileName() + IN_PROGRESS_SUFFIX);
+    this.dirs = dirs;
     this.memory = memory;
     this.metrics = metrics;
-    this.flushSize = flushSize;
-    this.chunkSize = chunkSize;
-    this.fsync = fsync;
-    dir.splitOpened();
+    this.flushSize = conf.flushSize();
+    this.chunkSize = conf.chunkSize();
+    this.splitThreshold = conf.splitThreshold();
+    this.fsync = conf.commitFsync();
+    dir.activeSplitSet().add(this);
     metrics.activeSplits().inc();
   }
 
@@ -103,24 +108,39 @@ public final class ReducePartitionSplit {
     return key;
   }
 
+  private Path committedPath(DataDirectory d) {
+    return d.root()
+        .resolve(key.appId())
+        .resolve(Integer.toString(key.shuffleId()))
+        .resolve(key.fileName());
+  }
+
+  private Path inProgressPath(DataDirectory d) {
+    return committedPath(d).resolveSibling(key.fileName() + IN_PROGRESS_SUFFIX);
+  }
+
   /**
    * Appends a well-formed body of batches whose size is already reserved in the memory budget.
    *
-   * @return OK when the split took the body (and its reservation); otherwise the caller keeps both:
-   *     STAGE_ENDED after commit, HARD_SPLIT after a write failure or discard
+   * @return OK or SOFT_SPLIT when the split took the body (and its reservation); otherwise the
+   *     caller keeps both: STAGE_ENDED after commit, HARD_SPLIT after a failure, a move or discard
    */
   public synchronized Status append(ByteBuf body) {
     if (state == State.COMMITTING || state == State.COMMITTED) {
       return Status.STAGE_ENDED;
     }
-    if (state == State.DISCARDED || failure != null) {
+    if (state == State.DISCARDED || failure != null || movedOff) {
       return Status.HARD_SPLIT;
     }
     BatchFormat.check(body, (mapIndex, attempt, batchId, length) -> mapIndexes.set(mapIndex));
     pending.add(body);
     pendingBytes += body.readableBytes();
+    acceptedBytes += body.readableBytes();
     if (pendingBytes >= flushSize) {
       submitFlush();
+    }
+    if (acceptedBytes > splitThreshold || dir.health() == DataDirectory.Health.FULL) {
+      return Status.SOFT_SPLIT;
     }
     return Status.OK;
   }
@@ -139,6 +159,11 @@ public final class ReducePartitionSplit {
     return 0;
   }
 
+  /** Bytes buffered, not yet handed to the flusher. */
+  public synchronized long pendingBytes() {
+    return pendingBytes;
+  }
+
   /** Caller holds the lock. Hands the pending buffers to the flusher. */
   private void submitFlush() {
     List<ByteBuf> buffers = pending;
@@ -148,27 +173,27 @@ public final class ReducePartitionSplit {
     runOnFlusher(() -> write(buffers, bytes));
   }
 
-  /** Flusher thread. Writes and then releases {@code buffers} and their reservation. */
+  /**
+   * Flusher thread. Writes and then releases {@code buffers} and their reservation. A failed write
+   * takes the directory out of rotation, moves the file to a healthy one and writes there.
+   */
   private void write(List<ByteBuf> buffers, long bytes) {
     try {
       if (isDiscarded() || hasFailed()) {
         return;
       }
       try (Timer.Context ignored = metrics.flushLatency().time()) {
-        FileChannel ch = openChannel();
-        ByteBuffer[] nio = toNioBuffers(buffers);
-        long written = 0;
-        while (written < bytes) {
-          written += ch.write(nio);
-        }
-        flushedLength += bytes;
-        metrics.bytesFlushed().mark(bytes);
-        if (flushedLength - chunkOffsets.get(chunkOffsets.size() - 1) >= chunkSize) {
-          chunkOffsets.add(flushedLength);
+        try {
+          writeOut(buffers, bytes);
+        } catch (IOException first) {
+          DataDirectory failedDir = dir;
+          dirs.failed(failedDir, "writing " + inProgressPath(failedDir) + " failed: " + first);
+          moveTo(dirs.pick(failedDir), first);
+          writeOut(buffers, bytes);
         }
       }
     } catch (IOException e) {
-      LOG.error("Failed to write {} to {}: {}", key, inProgressPath, e.toString());
+      LOG.error("Failed to write {}: {}", key, e.toString());
       synchronized (this) {
         if (failure == null) {
           failure = e;
@@ -179,6 +204,21 @@ public final class ReducePartitionSplit {
         b.release();
       }
       memory.release(bytes);
+    }
+  }
+
+  private void writeOut(List<ByteBuf> buffers, long bytes) throws IOException {
+    FileChannel ch = openChannel();
+    ByteBuffer[] nio = toNioBuffers(buffers);
+    long written = 0;
+    while (written < bytes) {
+      written += ch.write(nio);
+    }
+    flushedLength += bytes;
+    metrics.bytesFlushed().mark(bytes);
+    dir.bytesFlushed().mark(bytes);
+    if (flushedLength - chunkOffsets.get(chunkOffsets.size() - 1) >= chunkSize) {
+      chunkOffsets.add(flushedLength);
     }
   }
 
@@ -194,15 +234,109 @@ public final class ReducePartitionSplit {
 
   private FileChannel openChannel() throws IOException {
     if (channel == null) {
-      Files.createDirectories(inProgressPath.getParent());
+      Path path = inProgressPath(dir);
+      Files.createDirectories(path.getParent());
       channel =
           FileChannel.open(
-              inProgressPath,
+              path,
               StandardOpenOption.CREATE,
               StandardOpenOption.TRUNCATE_EXISTING,
+              StandardOpenOption.READ,
               StandardOpenOption.WRITE);
     }
     return channel;
+  }
+
+  /**
+   * The split's directory failed: refuse new data and move the file to a healthy directory (on the
+   * flusher, after the writes queued before).
+   */
+  void moveOff(DataDirectory failedDir) {
+    synchronized (this) {
+      if (state == State.COMMITTED || state == State.DISCARDED) {
+        return;
+      }
+      movedOff = true;
+    }
+    runOnFlusher(
+        () -> {
+          if (dir != failedDir || isDiscarded() || hasFailed()) {
+            return;
+          }
+          try {
+            moveTo(dirs.pick(failedDir), null);
+          } catch (IOException e) {
+            LOG.error("Cannot move {} off failed directory {}: {}", key, failedDir, e.toString());
+            synchronized (this) {
+              if (failure == null) {
+                failure = e;
+              }
+            }
+          }
+        });
+  }
+
+  /** Flusher thread. Copies what was written to {@code target} and continues there. */
+  private void moveTo(DataDirectory target, IOException cause) throws IOException {
+    DataDirectory from = dir;
+    if (target == null) {
+      IOException e =
+          new IOException("no healthy data directory to move " + key + " to from " + from, cause);
+      throw e;
+    }
+    Path newPath = inProgressPath(target);
+    Files.createDirectories(newPath.getParent());
+    FileChannel out =
+        FileChannel.open(
+            newPath,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.TRUNCATE_EXISTING,
+            StandardOpenOption.READ,
+            StandardOpenOption.WRITE);
+    try {
+      if (flushedLength > 0) {
+        if (channel == null) {
+          throw new IOException(key + " has written bytes but no open file to copy them from");
+        }
+        long copied = 0;
+        while (copied < flushedLength) {
+          long n = channel.transferTo(copied, flushedLength - copied, out);
+          if (n <= 0) {
+            throw new IOException(
+                "copying "
+                    + key
+                    + " from "
+                    + from
+                    + " stopped at "
+                    + copied
+                    + " of "
+                    + flushedLength
+                    + " bytes");
+          }
+          copied += n;
+        }
+      }
+    } catch (IOException e) {
+      out.close();
+      Files.deleteIfExists(newPath);
+      throw e;
+    }
+    closeQuietly();
+    try {
+      Files.deleteIfExists(inProgressPath(from));
+    } catch (IOException e) {
+      LOG.debug("Could not delete {} on failed directory: {}", inProgressPath(from), e.toString());
+    }
+    channel = out;
+    from.activeSplitSet().remove(this);
+    target.activeSplitSet().add(this);
+    dir = target;
+    LOG.warn(
+        "Moved {} ({} bytes written) from failed directory {} to {}",
+        key,
+        flushedLength,
+        from,
+        target);
   }
 
   /**
@@ -244,17 +378,17 @@ public final class ReducePartitionSplit {
       failed = failure;
       maps = (BitSet) mapIndexes.clone();
     }
+    DataDirectory d = dir;
     if (failed != null) {
       closeQuietly();
-      throw new IOException(
-          "Cannot commit " + key + ": writing " + inProgressPath + " failed: " + failed, failed);
+      throw new IOException("Cannot commit " + key + ": " + failed.getMessage(), failed);
     }
     FileChannel ch = openChannel();
     if (fsync) {
       ch.force(true);
     }
     closeQuietly();
-    Files.move(inProgressPath, committedPath, StandardCopyOption.ATOMIC_MOVE);
+    Files.move(inProgressPath(d), committedPath(d), StandardCopyOption.ATOMIC_MOVE);
     if (chunkOffsets.get(chunkOffsets.size() - 1) != flushedLength) {
       chunkOffsets.add(flushedLength);
     }
@@ -264,9 +398,14 @@ public final class ReducePartitionSplit {
       }
       state = State.COMMITTED;
     }
-    dir.splitClosed();
-    metrics.activeSplits().dec();
-    return new CommittedSplitFile(key, committedPath, flushedLength, chunkOffsets, maps);
+    closed(d);
+    return new CommittedSplitFile(key, committedPath(d), flushedLength, chunkOffsets, maps);
+  }
+
+  private void closed(DataDirectory d) {
+    if (d.activeSplitSet().remove(this)) {
+      metrics.activeSplits().dec();
+    }
   }
 
   /**
@@ -276,12 +415,10 @@ public final class ReducePartitionSplit {
   public CompletableFuture<Void> discard() {
     List<ByteBuf> buffers;
     long bytes;
-    boolean wasOpen;
     synchronized (this) {
       if (state == State.DISCARDED) {
         return CompletableFuture.completedFuture(null);
       }
-      wasOpen = state == State.WRITING || state == State.COMMITTING;
       state = State.DISCARDED;
       buffers = pending;
       bytes = pendingBytes;
@@ -292,22 +429,19 @@ public final class ReducePartitionSplit {
       b.release();
     }
     memory.release(bytes);
-    if (wasOpen) {
-      dir.splitClosed();
-      metrics.activeSplits().dec();
-    }
     CompletableFuture<Void> done = new CompletableFuture<>();
     runOnFlusher(
         () -> {
+          DataDirectory d = dir;
           closeQuietly();
+          closed(d);
           try {
-            Files.deleteIfExists(inProgressPath);
-            Files.deleteIfExists(committedPath);
-            done.complete(null);
+            Files.deleteIfExists(inProgressPath(d));
+            Files.deleteIfExists(committedPath(d));
           } catch (IOException e) {
             LOG.warn("Could not delete the file of {}: {}", key, e.toString());
-            done.complete(null);
           }
+          done.complete(null);
         });
     return done;
   }
@@ -325,7 +459,7 @@ public final class ReducePartitionSplit {
       try {
         channel.close();
       } catch (IOException e) {
-        LOG.warn("Closing {} failed: {}", inProgressPath, e.toString());
+        LOG.warn("Closing the file of {} failed: {}", key, e.toString());
       }
       channel = null;
     }

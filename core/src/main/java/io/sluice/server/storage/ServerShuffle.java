@@ -39,7 +39,11 @@ public final class ServerShuffle {
     return ((long) partitionId << 32) | (epoch & 0xffffffffL);
   }
 
-  /** The split to append to, created on first use; null once the shuffle is committed. */
+  /**
+   * The split to append to, created on first use; null once the shuffle is committed.
+   *
+   * @throws StorageUnavailableException when the split is new and no directory can take it
+   */
   public ReducePartitionSplit splitForPush(int partitionId, int epoch) {
     long id = splitId(partitionId, epoch);
     ReducePartitionSplit split = splits.get(id);
@@ -55,13 +59,9 @@ public final class ServerShuffle {
     }
   }
 
-  /** Hands every split's buffered bytes to the flushers; returns the bytes handed over. */
-  long flushNow() {
-    long bytes = 0;
-    for (ReducePartitionSplit s : splits.values()) {
-      bytes += s.flushNow();
-    }
-    return bytes;
+  /** Adds every split of this shuffle to {@code out}. */
+  void collectSplits(List<ReducePartitionSplit> out) {
+    out.addAll(splits.values());
   }
 
   /** True once {@link #commit()} has been called. */

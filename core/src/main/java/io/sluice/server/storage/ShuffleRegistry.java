@@ -92,13 +92,16 @@ public final class ShuffleRegistry {
         .thenRun(() -> dirs.deleteApplicationDirs(appId));
   }
 
-  /** Unregisters every application not heard from for {@code timeoutMillis}; returns their ids. */
-  public List<String> expire(long timeoutMillis) {
+  /**
+   * Unregisters every application not heard from for {@code timeoutMillis}.
+   *
+   * @return completes when their files are deleted
+   */
+  public CompletableFuture<Void> expire(long timeoutMillis) {
     long now = clock.millis();
-    List<String> expired = new ArrayList<>();
+    List<CompletableFuture<Void>> expired = new ArrayList<>();
     for (Application app : apps.values()) {
       if (now - app.lastHeard > timeoutMillis) {
-        expired.add(app.appId);
         LOG.info(
             "Application {} sent no heartbeat for {} ms (sluice.app.timeout {} ms); deleting its"
                 + " {} shuffle(s)",
@@ -106,24 +109,41 @@ public final class ShuffleRegistry {
             now - app.lastHeard,
             timeoutMillis,
             app.shuffles.size());
-        unregisterApplication(app.appId);
+        expired.add(unregisterApplication(app.appId));
       }
     }
-    return expired;
+    return CompletableFuture.allOf(expired.toArray(new CompletableFuture<?>[0]));
   }
 
   /**
-   * Hands every split's buffered bytes to the flushers (memory pressure); returns the bytes handed
-   * over.
+   * Memory pressure: hands the largest split buffers to the flushers until at least {@code
+   * bytesToFree} bytes are on their way to disk (or every buffer is).
+   *
+   * @return the bytes handed over
    */
-  public long flushAll() {
-    long bytes = 0;
+  public long flushLargest(long bytesToFree) {
+    List<ReducePartitionSplit> candidates = new ArrayList<>();
     for (Application app : apps.values()) {
       for (ServerShuffle s : app.shuffles.values()) {
-        bytes += s.flushNow();
+        s.collectSplits(candidates);
       }
     }
-    return bytes;
+    List<long[]> sizes = new ArrayList<>();
+    for (int i = 0; i < candidates.size(); i++) {
+      long pending = candidates.get(i).pendingBytes();
+      if (pending > 0) {
+        sizes.add(new long[] {pending, i});
+      }
+    }
+    sizes.sort((a, b) -> Long.compare(b[0], a[0]));
+    long handed = 0;
+    for (long[] size : sizes) {
+      if (handed >= bytesToFree) {
+        break;
+      }
+      handed += candidates.get((int) size[1]).flushNow();
+    }
+    return handed;
   }
 
   public int applicationCount() {
