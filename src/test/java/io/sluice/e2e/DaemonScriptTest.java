@@ -64,6 +64,10 @@ class DaemonScriptTest {
 
   @Test
   void startStatusConnectStop() throws Exception {
+    int metricsPort;
+    try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+      metricsPort = free.getLocalPort();
+    }
     Result start =
         script(
             "start",
@@ -72,7 +76,9 @@ class DaemonScriptTest {
             "--dirs",
             dataDir.toString(),
             "--port-file",
-            portFile.toString());
+            portFile.toString(),
+            "--set",
+            "sluice.metrics.port=" + metricsPort);
     assertThat(start.code).as("start: %s\n%s", start.output, daemonOut()).isZero();
     assertThat(start.output).contains("started");
 
@@ -90,6 +96,17 @@ class DaemonScriptTest {
       socket.connect(new InetSocketAddress("127.0.0.1", port), 10_000);
       assertThat(socket.isConnected()).isTrue();
     }
+
+    java.net.http.HttpResponse<String> metrics =
+        java.net.http.HttpClient.newHttpClient()
+            .send(
+                java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
+                    .build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertThat(metrics.statusCode()).isEqualTo(200);
+    assertThat(metrics.body())
+        .contains("sluice_server_memoryMax", "sluice_server_bytesPushed_total");
 
     Result stop = script("stop");
     assertThat(stop.code).as("stop: %s\n%s", stop.output, daemonOut()).isZero();

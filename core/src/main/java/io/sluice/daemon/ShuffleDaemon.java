@@ -9,6 +9,7 @@ import io.sluice.common.SluiceConf;
 import io.sluice.network.NetworkConf;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ShuffleServer;
+import io.sluice.server.metrics.MetricsHttpServer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -75,6 +76,7 @@ public final class ShuffleDaemon {
     }
     JmxReporter jmx = JmxReporter.forRegistry(metrics).inDomain("sluice").build();
     jmx.start();
+    MetricsHttpServer http = startMetricsHttp(metrics, serverConf, err);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
@@ -82,6 +84,9 @@ public final class ShuffleDaemon {
                 () -> {
                   server.close();
                   jmx.stop();
+                  if (http != null) {
+                    http.close();
+                  }
                   stopped.countDown();
                 },
                 "sluice-shutdown"));
@@ -100,6 +105,24 @@ public final class ShuffleDaemon {
       Thread.currentThread().interrupt();
     }
     return 0;
+  }
+
+  /** The Prometheus endpoint; a port that cannot be bound costs the metrics, not the server. */
+  private static MetricsHttpServer startMetricsHttp(
+      MetricRegistry metrics, ServerConf conf, PrintStream err) {
+    if (conf.metricsPort() < 0) {
+      return null;
+    }
+    try {
+      return new MetricsHttpServer(metrics, conf.host(), conf.metricsPort());
+    } catch (IOException e) {
+      err.println(
+          "shuffle-daemon: warning: cannot serve metrics on port "
+              + conf.metricsPort()
+              + " (sluice.metrics.port): "
+              + e.getMessage());
+      return null;
+    }
   }
 
   static SluiceConf loadConf(DaemonOptions options) throws IOException {

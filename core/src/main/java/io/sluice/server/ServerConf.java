@@ -18,6 +18,12 @@ public final class ServerConf {
   public static final ConfigKey<Integer> PORT =
       ConfigKey.integer(
           "sluice.server.port", 9290, "Port for pushes and reads; 0 picks a free port.");
+  public static final ConfigKey<Integer> METRICS_PORT =
+      ConfigKey.integer(
+          "sluice.metrics.port",
+          9291,
+          "The daemon serves Prometheus metrics at http://<host>:<port>/metrics; 0 picks a port,"
+              + " -1 turns it off.");
   public static final ConfigKey<String> DIRS =
       ConfigKey.string(
           "sluice.server.dirs",
@@ -102,6 +108,7 @@ public final class ServerConf {
       List.of(
           HOST,
           PORT,
+          METRICS_PORT,
           DIRS,
           MEMORY_MAX,
           PAUSE_WATERMARK,
@@ -120,6 +127,7 @@ public final class ServerConf {
 
   private final String host;
   private final int port;
+  private final int metricsPort;
   private final List<Path> dirs;
   private final long memoryMax;
   private final double pauseWatermark;
@@ -141,6 +149,11 @@ public final class ServerConf {
     this.port = conf.get(PORT);
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException(PORT + " must be between 0 and 65535, got " + port);
+    }
+    this.metricsPort = conf.get(METRICS_PORT);
+    if (metricsPort < -1 || metricsPort > 65535) {
+      throw new IllegalArgumentException(
+          METRICS_PORT + " must be -1 (off) or between 0 and 65535, got " + metricsPort);
     }
     List<Path> parsed = new ArrayList<>();
     for (String dir : conf.get(DIRS).split(",")) {
@@ -221,6 +234,11 @@ public final class ServerConf {
 
   public int port() {
     return port;
+  }
+
+  /** -1 when off. */
+  public int metricsPort() {
+    return metricsPort;
   }
 
   public List<Path> dirs() {
