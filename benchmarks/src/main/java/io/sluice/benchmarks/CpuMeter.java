@@ -1,0 +1,67 @@
+package io.sluice.benchmarks;
+
+import com.sun.management.OperatingSystemMXBean;
+import com.sun.management.ThreadMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+
+/**
+ * CPU time (user + system) of the whole process and of the shuffle server's threads, which live in
+ * the same JVM as the benchmark's clients. Server threads are recognised by name: the server's
+ * Netty event loops ({@code sluice-server-*}), its flushers ({@code sluice-flusher-*}) and its
+ * housekeeping thread. They live as long as the server, so differences of two snapshots are exact
+ * for them; GC and JIT threads count only in the process figure.
+ */
+final class CpuMeter {
+  private static final String[] SERVER_THREAD_PREFIXES = {
+    "sluice-server-", "sluice-flusher-", "sluice-housekeeping"
+  };
+
+  private final ThreadMXBean threads = ManagementFactory.getPlatformMXBean(ThreadMXBean.class);
+  private final OperatingSystemMXBean os =
+      ManagementFactory.getPlatformMXBean(OperatingSystemMXBean.class);
+
+  CpuMeter() {
+    if (threads.isThreadCpuTimeSupported() && !threads.isThreadCpuTimeEnabled()) {
+      threads.setThreadCpuTimeEnabled(true);
+    }
+  }
+
+  /** Whether per-thread CPU time can be measured here. */
+  boolean serverCpuSupported() {
+    return threads.isThreadCpuTimeSupported() && threads.isThreadCpuTimeEnabled();
+  }
+
+  Snapshot snapshot() {
+    long server = 0;
+    long[] ids = threads.getAllThreadIds();
+    ThreadInfo[] infos = threads.getThreadInfo(ids, 0);
+    long[] cpu = threads.getThreadCpuTime(ids);
+    for (int i = 0; i < ids.length; i++) {
+      if (infos[i] != null && cpu[i] > 0 && isServerThread(infos[i].getThreadName())) {
+        server += cpu[i];
+      }
+    }
+    return new Snapshot(os.getProcessCpuTime(), server);
+  }
+
+  private static boolean isServerThread(String name) {
+    for (String prefix : SERVER_THREAD_PREFIXES) {
+      if (name.startsWith(prefix)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** CPU nanoseconds consumed up to one moment. */
+  static final class Snapshot {
+    final long processNanos;
+    final long serverNanos;
+
+    Snapshot(long processNanos, long serverNanos) {
+      this.processNanos = processNanos;
+      this.serverNanos = serverNanos;
+    }
+  }
+}

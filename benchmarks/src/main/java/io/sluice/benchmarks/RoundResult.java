@@ -1,0 +1,183 @@
+package io.sluice.benchmarks;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The measurements of one shuffle of the server benchmark (one pusher count). Rates are in MB/s
+ * with MB = 2^20 bytes; CPU is in seconds per GiB of records.
+ */
+final class RoundResult {
+  static final double MIB = 1 << 20;
+  static final double GIB = 1 << 30;
+
+  final int pushers;
+  final long bytesWritten;
+  final long pushNanos;
+  final long commitNanos;
+  final long readNanos;
+  final long serverCpuWriteNanos;
+  final long serverCpuReadNanos;
+  final long processCpuWriteNanos;
+  final long processCpuReadNanos;
+  final long congestedPushes;
+  final ReadVerifier.Outcome outcome;
+  final String failure;
+
+  private RoundResult(Builder b) {
+    this.pushers = b.pushers;
+    this.bytesWritten = b.bytesWritten;
+    this.pushNanos = b.pushNanos;
+    this.commitNanos = b.commitNanos;
+    this.readNanos = b.readNanos;
+    this.serverCpuWriteNanos = b.serverCpuWriteNanos;
+    this.serverCpuReadNanos = b.serverCpuReadNanos;
+    this.processCpuWriteNanos = b.processCpuWriteNanos;
+    this.processCpuReadNanos = b.processCpuReadNanos;
+    this.congestedPushes = b.congestedPushes;
+    this.outcome = b.outcome;
+    this.failure = b.failure;
+  }
+
+  /** A round that did not complete. */
+  static RoundResult failed(int pushers, String failure) {
+    Builder b = new Builder(pushers);
+    b.failure = failure;
+    return b.build();
+  }
+
+  boolean verified() {
+    return failure == null && outcome != null && outcome.verified();
+  }
+
+  private double rate(long nanos) {
+    return failure == null && nanos > 0 ? bytesWritten / MIB / (nanos / 1e9) : Double.NaN;
+  }
+
+  /** Until every push was acknowledged (the last {@code finish()} returned). */
+  double pushMBps() {
+    return rate(pushNanos);
+  }
+
+  /** Until the shuffle was committed: pushed, flushed and fsynced, readable. */
+  double ingestMBps() {
+    return rate(pushNanos + commitNanos);
+  }
+
+  double readMBps() {
+    return rate(readNanos);
+  }
+
+  private double perGiB(long cpuNanos) {
+    return failure == null && bytesWritten > 0 ? cpuNanos / 1e9 / (bytesWritten / GIB) : Double.NaN;
+  }
+
+  String tableRow(double rawDiskMBps) {
+    return String.format(
+        Locale.ROOT,
+        "%7d %9.1f %10.1f %9.1f %10.2f %8.2f %8.2f %8.2f %8.2f %10d %11d  %s",
+        pushers,
+        pushMBps(),
+        ingestMBps(),
+        readMBps(),
+        ingestMBps() / rawDiskMBps,
+        perGiB(serverCpuWriteNanos),
+        perGiB(serverCpuReadNanos),
+        perGiB(processCpuWriteNanos),
+        perGiB(processCpuReadNanos),
+        congestedPushes,
+        outcome == null ? 0 : outcome.outOfOrderRecords,
+        verified() ? "yes" : "NO");
+  }
+
+  static String tableHeader() {
+    return String.format(
+        Locale.ROOT,
+        "%7s %9s %10s %9s %10s %8s %8s %8s %8s %10s %11s  %s%n"
+            + "%7s %9s %10s %9s %10s %8s %8s %8s %8s %10s %11s  %s",
+        "pushers",
+        "push",
+        "ingest",
+        "read",
+        "ingest/",
+        "srv CPU",
+        "srv CPU",
+        "proc CPU",
+        "proc CPU",
+        "CONGESTED",
+        "out of",
+        "verified",
+        "",
+        "MB/s",
+        "MB/s",
+        "MB/s",
+        "raw disk",
+        "s/GiB wr",
+        "s/GiB rd",
+        "s/GiB wr",
+        "s/GiB rd",
+        "answers",
+        "push order",
+        "");
+  }
+
+  String toJson(double rawDiskMBps) {
+    StringBuilder s = new StringBuilder("{");
+    s.append("\"pushers\":").append(pushers);
+    s.append(",\"bytes\":").append(bytesWritten);
+    s.append(",\"pushSeconds\":").append(Json.num(pushNanos / 1e9));
+    s.append(",\"commitSeconds\":").append(Json.num(commitNanos / 1e9));
+    s.append(",\"readSeconds\":").append(Json.num(readNanos / 1e9));
+    s.append(",\"pushMBps\":").append(Json.num(pushMBps()));
+    s.append(",\"ingestMBps\":").append(Json.num(ingestMBps()));
+    s.append(",\"readMBps\":").append(Json.num(readMBps()));
+    s.append(",\"ratio\":").append(Json.num(ingestMBps() / rawDiskMBps));
+    s.append(",\"serverCpuSecPerGiBWrite\":").append(Json.num(perGiB(serverCpuWriteNanos)));
+    s.append(",\"serverCpuSecPerGiBRead\":").append(Json.num(perGiB(serverCpuReadNanos)));
+    s.append(",\"processCpuSecPerGiBWrite\":").append(Json.num(perGiB(processCpuWriteNanos)));
+    s.append(",\"processCpuSecPerGiBRead\":").append(Json.num(perGiB(processCpuReadNanos)));
+    s.append(",\"congestedPushes\":").append(congestedPushes);
+    if (outcome != null) {
+      s.append(",\"verifiedBytes\":").append(outcome.verifiedBytes);
+      s.append(",\"outOfOrderRecords\":").append(outcome.outOfOrderRecords);
+      s.append(",\"errors\":").append(outcome.errorCount);
+    }
+    if (failure != null) {
+      s.append(",\"failure\":").append(Json.str(failure));
+    }
+    s.append(",\"verified\":").append(verified());
+    return s.append('}').toString();
+  }
+
+  /** Problems to print under the table. */
+  List<String> problems() {
+    if (failure != null) {
+      return List.of(failure);
+    }
+    return outcome == null ? List.of() : outcome.firstErrors;
+  }
+
+  /** Collects the measurements of a round as it runs. */
+  static final class Builder {
+    final int pushers;
+    long bytesWritten;
+    long pushNanos;
+    long commitNanos;
+    long readNanos;
+    long serverCpuWriteNanos;
+    long serverCpuReadNanos;
+    long processCpuWriteNanos;
+    long processCpuReadNanos;
+    long congestedPushes;
+    ReadVerifier.Outcome outcome;
+    String failure;
+
+    Builder(int pushers) {
+      this.pushers = pushers;
+    }
+
+    RoundResult build() {
+      return new RoundResult(this);
+    }
+  }
+}

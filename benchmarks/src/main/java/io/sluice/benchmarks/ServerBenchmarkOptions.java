@@ -1,0 +1,147 @@
+package io.sluice.benchmarks;
+
+import com.beust.jcommander.Parameter;
+import com.beust.jcommander.ParameterException;
+import io.sluice.client.BatchCodec;
+import io.sluice.common.SluiceConf;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** Command-line options of {@code shuffle-bench server}. */
+public final class ServerBenchmarkOptions {
+  @Parameter(
+      names = "--size",
+      description = "Bytes of records pushed per pusher count (k, m, g suffixes)")
+  String size = "2g";
+
+  @Parameter(names = "--partitions", description = "Reduce partitions per shuffle")
+  int partitions = 200;
+
+  @Parameter(
+      names = "--pushers",
+      description = "Comma-separated counts of concurrent map tasks; one shuffle per count")
+  String pushers = "1,4,16";
+
+  @Parameter(
+      names = "--dir",
+      description =
+          "Server data directory, also used for the raw disk baseline"
+              + " (default: a fresh directory under java.io.tmpdir, deleted afterwards)")
+  String dir;
+
+  @Parameter(names = "--memory", description = "Server memory for pushed data (sluice.memory.max)")
+  String memory = "1g";
+
+  @Parameter(
+      names = "--compression",
+      description =
+          "Batch codec (sluice.push.compression): none or lz4. Default none, because the"
+              + " payload is random-ish and does not compress")
+  String compression = "none";
+
+  @Parameter(names = "--readers", description = "Reader threads; each reads whole partitions")
+  int readers = 2;
+
+  @Parameter(
+      names = "--warmup",
+      description =
+          "Bytes pushed and read once with the largest pusher count before the measured runs,"
+              + " unreported (0: no warmup)")
+  String warmup = "256m";
+
+  @Parameter(names = "--seed", description = "Seed of the record generator")
+  long seed = 0x5eed;
+
+  @Parameter(
+      names = "--conf",
+      description =
+          "A sluice.* setting key=value for the server and the clients (repeatable); the options"
+              + " above win over it")
+  List<String> conf = new ArrayList<>();
+
+  @Parameter(
+      names = {"--help", "-h"},
+      help = true,
+      description = "Show this help")
+  boolean help;
+
+  // parsed by validate()
+  long sizeBytes;
+  long memoryBytes;
+  long warmupBytes;
+
+  /** The {@code --conf} settings. */
+  Map<String, String> settings() {
+    Map<String, String> settings = new TreeMap<>();
+    for (String kv : conf) {
+      int eq = kv.indexOf('=');
+      if (eq <= 0 || !kv.startsWith("sluice.")) {
+        throw new ParameterException("--conf: expected sluice.<key>=<value>, got '" + kv + "'");
+      }
+      settings.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
+    }
+    return settings;
+  }
+
+  /** The pusher counts, in the order given. */
+  List<Integer> pusherCounts() {
+    List<Integer> counts = new ArrayList<>();
+    for (String s : pushers.split(",")) {
+      if (s.isBlank()) {
+        continue;
+      }
+      try {
+        counts.add(Integer.parseInt(s.trim()));
+      } catch (NumberFormatException e) {
+        throw new ParameterException("--pushers: '" + s.trim() + "' is not a number");
+      }
+    }
+    return counts;
+  }
+
+  /**
+   * Checks the values together.
+   *
+   * @throws ParameterException naming the option
+   */
+  void validate() {
+    sizeBytes = ByteSizes.parse("--size", size);
+    memoryBytes = ByteSizes.parse("--memory", memory);
+    warmupBytes = ByteSizes.parse("--warmup", warmup);
+    List<Integer> counts = pusherCounts();
+    if (counts.isEmpty()) {
+      throw new ParameterException("--pushers needs at least one count");
+    }
+    for (int c : counts) {
+      if (c < 1 || c > 1024) {
+        throw new ParameterException("--pushers: " + c + " is not between 1 and 1024");
+      }
+      if (sizeBytes / c < Records.MAX_LENGTH) {
+        throw new ParameterException(
+            "--size " + size + " is too small for " + c + " pushers: each needs at least 8k");
+      }
+    }
+    if (partitions < 1) {
+      throw new ParameterException("--partitions must be at least 1");
+    }
+    if (readers < 1) {
+      throw new ParameterException("--readers must be at least 1");
+    }
+    if (memoryBytes < 2L << 20) {
+      throw new ParameterException("--memory must be at least 2m");
+    }
+    Map<String, String> unknown = SluiceConf.of(settings()).unknownKeys();
+    if (!unknown.isEmpty()) {
+      throw new ParameterException("--conf: unknown settings " + unknown.keySet());
+    }
+    compression = compression.toLowerCase(Locale.ROOT);
+    try {
+      BatchCodec.named(compression);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException("--compression must be none or lz4, not " + compression);
+    }
+  }
+}

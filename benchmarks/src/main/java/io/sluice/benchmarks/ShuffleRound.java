@@ -1,0 +1,218 @@
+package io.sluice.benchmarks;
+
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.sluice.client.ClientContext;
+import io.sluice.client.coordinator.CoordinatorClient;
+import io.sluice.client.coordinator.ShuffleCoordinator;
+import io.sluice.client.push.MapOutputPusher;
+import io.sluice.client.read.PartitionReader;
+import io.sluice.client.read.ShuffleBatch;
+import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.CommittedShuffle;
+import io.sluice.protocol.proto.PartitionLocation;
+import io.sluice.server.ServerMetrics;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One shuffle of the server benchmark: registers it, runs the map tasks concurrently (each a {@link
+ * MapOutputPusher} writing its share of the bytes as {@link Records} to random partitions), waits
+ * for the commit, reads every partition back like reduce tasks do and verifies every record.
+ */
+final class ShuffleRound {
+  private final ClientContext context;
+  private final ShuffleCoordinator coordinator;
+  private final CoordinatorClient coordinatorClient;
+  private final Records records;
+  private final CpuMeter cpu;
+  private final ServerMetrics serverMetrics;
+  private final int partitions;
+  private final int readers;
+
+  ShuffleRound(
+      ClientContext context,
+      ShuffleCoordinator coordinator,
+      CoordinatorClient coordinatorClient,
+      Records records,
+      CpuMeter cpu,
+      ServerMetrics serverMetrics,
+      int partitions,
+      int readers) {
+    this.context = context;
+    this.coordinator = coordinator;
+    this.coordinatorClient = coordinatorClient;
+    this.records = records;
+    this.cpu = cpu;
+    this.serverMetrics = serverMetrics;
+    this.partitions = partitions;
+    this.readers = readers;
+  }
+
+  /** What one map task wrote. */
+  private static final class MapOutput {
+    final int[] counts;
+    final long[] bytes;
+    long total;
+    long finishedNanos;
+
+    MapOutput(int partitions) {
+      counts = new int[partitions];
+      bytes = new long[partitions];
+    }
+  }
+
+  RoundResult run(int shuffleId, int pushers, long totalBytes)
+      throws IOException, InterruptedException {
+    coordinator.registerShuffle(shuffleId, pushers, partitions);
+    ExecutorService tasks =
+        Executors.newFixedThreadPool(
+            Math.max(pushers, readers), new DefaultThreadFactory("bench-task", true));
+    try {
+      return measure(tasks, shuffleId, pushers, totalBytes);
+    } finally {
+      tasks.shutdownNow();
+      coordinator.unregisterShuffle(shuffleId);
+    }
+  }
+
+  private RoundResult measure(ExecutorService tasks, int shuffleId, int pushers, long totalBytes)
+      throws IOException, InterruptedException {
+    RoundResult.Builder result = new RoundResult.Builder(pushers);
+    List<PartitionLocation> locations = coordinator.locations(shuffleId);
+    ReadVerifier verifier = new ReadVerifier(records, pushers, partitions);
+    long congested = serverMetrics.pushesCongested().getCount();
+
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<MapOutput>> maps = new ArrayList<>();
+    for (int m = 0; m < pushers; m++) {
+      int map = m;
+      long share = totalBytes / pushers + (map < totalBytes % pushers ? 1 : 0);
+      maps.add(
+          tasks.submit(
+              () -> {
+                go.await();
+                return pushMap(shuffleId, map, share, locations);
+              }));
+    }
+    CpuMeter.Snapshot cpuStart = cpu.snapshot();
+    long start = System.nanoTime();
+    go.countDown();
+    long pushEnd = start;
+    for (int m = 0; m < pushers; m++) {
+      MapOutput out = await(maps.get(m), "map " + m);
+      verifier.expect(m, out.counts, out.bytes);
+      result.bytesWritten += out.total;
+      pushEnd = Math.max(pushEnd, out.finishedNanos);
+    }
+    CommittedShuffle committed = awaitCommit(shuffleId);
+    long committedAt = System.nanoTime();
+    CpuMeter.Snapshot cpuCommitted = cpu.snapshot();
+    if (committed.getLostPartitionsCount() > 0) {
+      throw new IOException(
+          "the commit lost partitions "
+              + committed.getLostPartitionsList()
+              + ": "
+              + committed.getLostReason());
+    }
+
+    AtomicInteger nextPartition = new AtomicInteger();
+    List<Future<Long>> reads = new ArrayList<>();
+    for (int r = 0; r < readers; r++) {
+      reads.add(tasks.submit(() -> readPartitions(shuffleId, pushers, nextPartition, verifier)));
+    }
+    for (Future<Long> read : reads) {
+      await(read, "a reader");
+    }
+    long readEnd = System.nanoTime();
+    CpuMeter.Snapshot cpuRead = cpu.snapshot();
+
+    result.pushNanos = pushEnd - start;
+    result.commitNanos = committedAt - pushEnd;
+    result.readNanos = readEnd - committedAt;
+    result.serverCpuWriteNanos = cpuCommitted.serverNanos - cpuStart.serverNanos;
+    result.serverCpuReadNanos = cpuRead.serverNanos - cpuCommitted.serverNanos;
+    result.processCpuWriteNanos = cpuCommitted.processNanos - cpuStart.processNanos;
+    result.processCpuReadNanos = cpuRead.processNanos - cpuCommitted.processNanos;
+    result.congestedPushes = serverMetrics.pushesCongested().getCount() - congested;
+    result.outcome = verifier.finish();
+    return result.build();
+  }
+
+  /** A map task: writes at least {@code share} bytes of records, then finishes the pusher. */
+  private MapOutput pushMap(int shuffleId, int map, long share, List<PartitionLocation> locations)
+      throws IOException {
+    MapOutput out = new MapOutput(partitions);
+    SplittableRandom random = new SplittableRandom(records.mapSeed(map));
+    byte[] record = new byte[Records.MAX_LENGTH];
+    try (MapOutputPusher pusher =
+        new MapOutputPusher(
+            context, coordinatorClient, coordinator.appId(), shuffleId, map, 0, locations)) {
+      while (out.total < share) {
+        int partition = random.nextInt(partitions);
+        int length = records.write(map, partition, out.counts[partition], record);
+        pusher.write(partition, record, 0, length);
+        out.counts[partition]++;
+        out.bytes[partition] += length;
+        out.total += length;
+      }
+      pusher.finish();
+    }
+    out.finishedNanos = System.nanoTime();
+    return out;
+  }
+
+  /** A reader thread: reads whole partitions, one reader each, like reduce tasks. */
+  private long readPartitions(
+      int shuffleId, int pushers, AtomicInteger nextPartition, ReadVerifier verifier)
+      throws IOException {
+    long bytes = 0;
+    for (int p = nextPartition.getAndIncrement();
+        p < partitions;
+        p = nextPartition.getAndIncrement()) {
+      CommittedShuffle committed;
+      try {
+        committed = coordinatorClient.committedSplits(shuffleId, p, p + 1);
+      } catch (StatusException e) {
+        throw new IOException("coordinator: " + e.getMessage(), e);
+      }
+      try (PartitionReader reader =
+          new PartitionReader(context, coordinator.appId(), shuffleId, committed, 0, pushers)) {
+        for (ShuffleBatch batch = reader.next(); batch != null; batch = reader.next()) {
+          verifier.check(batch);
+          bytes += batch.payload().length;
+        }
+      }
+    }
+    return bytes;
+  }
+
+  private CommittedShuffle awaitCommit(int shuffleId) throws IOException, InterruptedException {
+    long timeout = context.conf().commitTimeoutMillis();
+    try {
+      return coordinator.committed(shuffleId).get(timeout, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      throw new IOException("the commit failed: " + e.getCause(), e.getCause());
+    } catch (TimeoutException e) {
+      throw new IOException("the commit did not complete in " + timeout + " ms", e);
+    }
+  }
+
+  private static <T> T await(Future<T> task, String what) throws IOException, InterruptedException {
+    try {
+      return task.get();
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      throw new IOException(what + " failed: " + cause, cause);
+    }
+  }
+}
