@@ -22,6 +22,8 @@ public final class BenchMain {
   static {
     DESCRIPTIONS.put(ServerBenchmark.NAME, ServerBenchmark.DESCRIPTION);
     BENCHMARKS.put(ServerBenchmark.NAME, ServerBenchmark::run);
+    DESCRIPTIONS.put(PressureBenchmark.NAME, PressureBenchmark.DESCRIPTION);
+    BENCHMARKS.put(PressureBenchmark.NAME, PressureBenchmark::run);
   }
 
   private BenchMain() {}

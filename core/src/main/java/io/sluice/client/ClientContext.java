@@ -32,6 +32,7 @@ public final class ClientContext implements Closeable {
   private final ClientConf conf;
   private final NetworkConf networkConf;
   private final TransportClientPool pool;
+  private final TransportClientPool pushPool;
   private final ScheduledExecutorService scheduler;
   private final InFlightLimiter inFlight;
 
@@ -39,6 +40,7 @@ public final class ClientContext implements Closeable {
     this.conf = new ClientConf(conf);
     this.networkConf = new NetworkConf(conf);
     this.pool = new TransportClientPool("sluice", networkConf, SluiceProtocol.INSTANCE);
+    this.pushPool = new TransportClientPool("sluice-push", networkConf, SluiceProtocol.INSTANCE);
     this.scheduler =
         Executors.newScheduledThreadPool(1, new DefaultThreadFactory("sluice-client-retry", true));
     this.inFlight =
@@ -120,6 +122,15 @@ public final class ClientContext implements Closeable {
     return callAsync(client, request);
   }
 
+  /**
+   * A pooled connection for pushing data to {@code server}. Pushes have connections of their own: a
+   * server under memory pressure stops reading the connections that push, and reads and control
+   * requests must not wait behind them.
+   */
+  public TransportClient pushConnection(ServerAddress server) throws IOException {
+    return pushPool.get(server.getHost(), server.getPort());
+  }
+
   /** A pooled connection to {@code server}, for requests that must share one (read streams). */
   public TransportClient connection(ServerAddress server) throws IOException {
     return pool.get(server.getHost(), server.getPort());
@@ -159,6 +170,7 @@ public final class ClientContext implements Closeable {
   @Override
   public void close() {
     scheduler.shutdownNow();
+    pushPool.close();
     pool.close();
   }
 }

@@ -16,6 +16,7 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.Closeable;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -85,6 +86,18 @@ public final class TransportServer implements Closeable {
 
   public int port() {
     return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+  }
+
+  /**
+   * Starts or stops reading from the connections {@code which} selects (backpressure: a connection
+   * that is not read fills its TCP window and its sender blocks). Thread safe.
+   */
+  public void setReading(Predicate<Channel> which, boolean reading) {
+    for (Channel ch : channels) {
+      if (which.test(ch) && ch.config().isAutoRead() != reading) {
+        ch.config().setAutoRead(reading);
+      }
+    }
   }
 
   /** Stops accepting, closes every connection and the event loops. Idempotent. */

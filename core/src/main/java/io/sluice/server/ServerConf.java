@@ -29,6 +29,13 @@ public final class ServerConf {
           "sluice.server.dirs",
           "${java.io.tmpdir}/sluice-data",
           "Comma-separated data directories; splits are spread over them.");
+  public static final ConfigKey<String> STATE_DIR =
+      ConfigKey.string(
+          "sluice.state.dir",
+          "",
+          "Directory of the server's state store (registered shuffles, committed splits), kept"
+              + " across restarts; empty means .sluice-state in the first data directory (the aux"
+              + " service uses the NodeManager's recovery directory when recovery is on).");
   public static final ConfigKey<Long> MEMORY_MAX =
       ConfigKey.bytes(
           "sluice.memory.max",
@@ -104,12 +111,20 @@ public final class ServerConf {
           4096,
           "Open read streams one connection may hold; more are refused with BAD_REQUEST.");
 
+  public static final ConfigKey<Long> SHUTDOWN_TIMEOUT =
+      ConfigKey.millis(
+          "sluice.shutdown.timeout",
+          "60s",
+          "A stopping server answers new pushes HARD_SPLIT and commits its open splits; splits not"
+              + " committed within this time are deleted and their shuffles fail to commit.");
+
   public static final List<ConfigKey<?>> KEYS =
       List.of(
           HOST,
           PORT,
           METRICS_PORT,
           DIRS,
+          STATE_DIR,
           MEMORY_MAX,
           PAUSE_WATERMARK,
           REPLICA_PAUSE_WATERMARK,
@@ -123,12 +138,14 @@ public final class ServerConf {
           COMMIT_FSYNC,
           APP_TIMEOUT,
           APP_EXPIRY_CHECK_INTERVAL,
-          MAX_STREAMS_PER_CONNECTION);
+          MAX_STREAMS_PER_CONNECTION,
+          SHUTDOWN_TIMEOUT);
 
   private final String host;
   private final int port;
   private final int metricsPort;
   private final List<Path> dirs;
+  private final Path stateDir;
   private final long memoryMax;
   private final double pauseWatermark;
   private final double replicaPauseWatermark;
@@ -143,6 +160,7 @@ public final class ServerConf {
   private final long appTimeoutMillis;
   private final long appExpiryCheckIntervalMillis;
   private final int maxStreamsPerConnection;
+  private final long shutdownTimeoutMillis;
 
   public ServerConf(SluiceConf conf) {
     this.host = conf.get(HOST);
@@ -165,6 +183,9 @@ public final class ServerConf {
       throw new IllegalArgumentException(DIRS + " must name at least one directory");
     }
     this.dirs = Collections.unmodifiableList(parsed);
+    String state = conf.get(STATE_DIR).trim();
+    this.stateDir =
+        state.isEmpty() ? dirs.get(0).resolve(".sluice-state") : Paths.get(state).toAbsolutePath();
     this.memoryMax = conf.get(MEMORY_MAX);
     if (memoryMax < (1 << 20)) {
       throw new IllegalArgumentException(
@@ -226,6 +247,10 @@ public final class ServerConf {
       throw new IllegalArgumentException(APP_EXPIRY_CHECK_INTERVAL + " must be positive");
     }
     this.maxStreamsPerConnection = conf.get(MAX_STREAMS_PER_CONNECTION);
+    this.shutdownTimeoutMillis = conf.get(SHUTDOWN_TIMEOUT);
+    if (shutdownTimeoutMillis < 0) {
+      throw new IllegalArgumentException(SHUTDOWN_TIMEOUT + " must not be negative");
+    }
   }
 
   public String host() {
@@ -243,6 +268,14 @@ public final class ServerConf {
 
   public List<Path> dirs() {
     return dirs;
+  }
+
+  /**
+   * Where the state store lives: {@code sluice.state.dir}, or {@code .sluice-state} in the first
+   * data directory.
+   */
+  public Path stateDir() {
+    return stateDir;
   }
 
   /** Bytes. */
@@ -303,5 +336,10 @@ public final class ServerConf {
 
   public int maxStreamsPerConnection() {
     return maxStreamsPerConnection;
+  }
+
+  /** Longest a stop waits for the open splits to commit. */
+  public long shutdownTimeoutMillis() {
+    return shutdownTimeoutMillis;
   }
 }

@@ -26,6 +26,7 @@ import io.sluice.protocol.proto.UnregisterApplication;
 import io.sluice.protocol.proto.UnregisterShuffle;
 import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.read.ReadStreams;
+import io.sluice.server.sort.MapRangeReads;
 import io.sluice.server.storage.CommittedSplitFile;
 import io.sluice.server.storage.ReducePartitionSplit;
 import io.sluice.server.storage.ServerShuffle;
@@ -48,13 +49,22 @@ final class ServerRequestHandler implements RequestHandler {
   private final MemoryBudget memory;
   private final ReadStreams streams;
   private final ServerMetrics metrics;
+  private final FlowControl flowControl;
+  private final MapRangeReads rangeReads;
 
   ServerRequestHandler(
-      ShuffleRegistry registry, MemoryBudget memory, ReadStreams streams, ServerMetrics metrics) {
+      ShuffleRegistry registry,
+      MemoryBudget memory,
+      ReadStreams streams,
+      ServerMetrics metrics,
+      FlowControl flowControl,
+      MapRangeReads rangeReads) {
     this.registry = registry;
     this.memory = memory;
     this.streams = streams;
     this.metrics = metrics;
+    this.flowControl = flowControl;
+    this.rangeReads = rangeReads;
   }
 
   @Override
@@ -87,7 +97,7 @@ final class ServerRequestHandler implements RequestHandler {
     MessageType type = MessageType.of(request.type());
     switch (type) {
       case PUSH_DATA:
-        return push(request);
+        return push(channel, request);
       case OPEN_STREAM:
         return openStream(channel, request);
       case FETCH_CHUNK:
@@ -153,7 +163,7 @@ final class ServerRequestHandler implements RequestHandler {
                     : Messages.error(requestId, Status.INTERNAL_ERROR, e.toString())));
   }
 
-  private Message push(Message request) {
+  private Message push(Channel channel, Message request) {
     PushData h = request.header(PushData.class);
     ByteBuf body = request.body();
     int bytes = body.readableBytes();
@@ -198,7 +208,7 @@ final class ServerRequestHandler implements RequestHandler {
       return Messages.error(
           h.getRequestId(), Status.STAGE_ENDED, shuffle + " is committed; no more pushes");
     }
-    if (!memory.tryReservePush(bytes)) {
+    if (!memory.tryReserve(bytes)) {
       request.release();
       metrics.pushesCongested().mark();
       return Messages.error(
@@ -226,6 +236,7 @@ final class ServerRequestHandler implements RequestHandler {
                   + " push to a new location");
     }
     metrics.bytesPushed().mark(bytes);
+    flowControl.pushedOn(channel);
     if (result == Status.SOFT_SPLIT) {
       metrics.softSplits().mark();
       return Messages.error(
@@ -302,6 +313,39 @@ final class ServerRequestHandler implements RequestHandler {
           Status.NOT_FOUND,
           "cannot read " + split + ": no committed split with that partition and epoch");
     }
+    int startMap = h.getStartMapIndex();
+    int endMap = h.getEndMapIndex();
+    if (startMap < 0 || endMap <= startMap) {
+      throw new IllegalArgumentException(
+          "cannot read " + split + ": invalid map range [" + startMap + ", " + endMap + ")");
+    }
+    if (MapRangeReads.isPlainRead(file, startMap, endMap)) {
+      return openedStream(channel, h, split, file);
+    }
+    // a map-range read: served from the split's sorted copy, answered once the sort is done
+    rangeReads
+        .open(file, startMap, endMap)
+        .whenComplete(
+            (view, error) ->
+                channel.writeAndFlush(
+                    error == null
+                        ? openedStream(channel, h, split, view)
+                        : Messages.error(
+                            h.getRequestId(),
+                            Status.INTERNAL_ERROR,
+                            "cannot read maps ["
+                                + startMap
+                                + ", "
+                                + endMap
+                                + ") of "
+                                + split
+                                + ": "
+                                + (error.getCause() != null ? error.getCause() : error))));
+    return null;
+  }
+
+  private Message openedStream(
+      Channel channel, OpenStream h, String split, CommittedSplitFile file) {
     ReadStreams.Stream stream = streams.open(channel, file);
     if (stream == null) {
       return Messages.error(

@@ -8,12 +8,17 @@ import io.sluice.network.TransportServer;
 import io.sluice.protocol.SluiceProtocol;
 import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.read.ReadStreams;
+import io.sluice.server.sort.MapRangeReads;
+import io.sluice.server.state.ServerStateStore;
+import io.sluice.server.state.StateRecovery;
+import io.sluice.server.storage.CommittedSplitFile;
 import io.sluice.server.storage.DataDirectories;
 import io.sluice.server.storage.ShuffleRegistry;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -27,6 +32,12 @@ import org.slf4j.LoggerFactory;
  * batches, buffers them within the memory budget, flushes them to split files on its data
  * directories, commits, serves reads, and deletes the files of unregistered shuffles and expired
  * applications. Knows nothing of Spark, Flink or YARN.
+ *
+ * <p><b>Restarts.</b> What must survive a restart (registered shuffles, committed splits) is kept
+ * in a {@link ServerStateStore} in {@code sluice.state.dir}; a starting server restores it before
+ * it serves ({@link StateRecovery}). {@link #close()} is a graceful stop: new pushes are answered
+ * HARD_SPLIT, every open split is committed and recorded, and only then does the port close, so
+ * after a restart the server serves all the data it acknowledged.
  */
 public final class ShuffleServer implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(ShuffleServer.class);
@@ -35,21 +46,27 @@ public final class ShuffleServer implements Closeable {
   private final MemoryBudget memory;
   private final ServerMetrics metrics;
   private final DataDirectories dirs;
+  private final ServerStateStore state;
+  private final StateRecovery.Summary recovery;
   private final ShuffleRegistry registry;
   private final ReadStreams streams;
+  private final MapRangeReads rangeReads;
   private final ScheduledExecutorService housekeeping;
   private final TransportServer transport;
   private final String advertisedHost;
   private volatile boolean closed;
 
   /**
-   * Starts a server: creates the data directories, binds the port and starts the expiry check.
+   * Starts a server: creates the data directories, restores what the state store recorded, binds
+   * the port and starts the expiry check.
    *
-   * @throws IOException when a directory cannot be used or the port cannot be bound
+   * @throws IOException when a directory or the state store cannot be used or the port cannot be
+   *     bound
    */
   public ShuffleServer(
       ServerConf conf, NetworkConf networkConf, MetricRegistry metricRegistry, Clock clock)
       throws IOException {
+    long startNanos = System.nanoTime();
     this.conf = conf;
     this.memory =
         new MemoryBudget(
@@ -60,13 +77,30 @@ public final class ShuffleServer implements Closeable {
             clock);
     this.metrics = new ServerMetrics(metricRegistry, memory);
     this.dirs = new DataDirectories(conf, memory, metrics);
-    this.registry = new ShuffleRegistry(dirs, clock);
+    try {
+      this.state = ServerStateStore.open(conf.stateDir(), conf.commitFsync(), metricRegistry);
+    } catch (IOException e) {
+      dirs.close();
+      throw e;
+    }
+    this.registry = new ShuffleRegistry(dirs, clock, state);
+    try {
+      this.recovery = StateRecovery.recover(state, registry, dirs);
+    } catch (IOException | RuntimeException e) {
+      state.close();
+      dirs.close();
+      throw e;
+    }
     this.streams = new ReadStreams(conf.maxStreamsPerConnection());
     this.advertisedHost = advertisedHost(conf.host());
     this.housekeeping =
         Executors.newSingleThreadScheduledExecutor(
             new DefaultThreadFactory("sluice-housekeeping", true));
-    ServerRequestHandler handler = new ServerRequestHandler(registry, memory, streams, metrics);
+    this.rangeReads = MapRangeReads.start(conf.chunkSize(), metricRegistry);
+    FlowControl flowControl = new FlowControl(memory, registry, housekeeping);
+    memory.setListener(flowControl);
+    ServerRequestHandler handler =
+        new ServerRequestHandler(registry, memory, streams, metrics, flowControl, rangeReads);
     try {
       this.transport =
           new TransportServer(
@@ -84,8 +118,7 @@ public final class ShuffleServer implements Closeable {
       closeQuietly();
       throw new IOException("Cannot bind " + conf.host() + ":" + conf.port() + ": " + e, e);
     }
-    memory.setPressureListener(
-        bytesToFree -> housekeeping.execute(() -> relieveMemoryPressure(bytesToFree)));
+    flowControl.attach(transport);
     housekeeping.scheduleWithFixedDelay(
         this::checkDisks,
         conf.diskCheckIntervalMillis(),
@@ -97,11 +130,15 @@ public final class ShuffleServer implements Closeable {
         conf.appExpiryCheckIntervalMillis(),
         TimeUnit.MILLISECONDS);
     LOG.info(
-        "Sluice shuffle server serving {}:{} with data directories {} and memory max {} bytes",
+        "Sluice shuffle server serving {}:{} with data directories {} and memory max {} bytes;"
+            + " started in {} ms; recovered from {}: {}",
         advertisedHost,
         port(),
         conf.dirs(),
-        conf.memoryMax());
+        conf.memoryMax(),
+        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos),
+        state,
+        recovery);
   }
 
   private static String advertisedHost(String bindHost) {
@@ -113,16 +150,6 @@ public final class ShuffleServer implements Closeable {
     } catch (UnknownHostException e) {
       return "localhost";
     }
-  }
-
-  private void relieveMemoryPressure(long bytesToFree) {
-    long handed = registry.flushLargest(bytesToFree);
-    LOG.debug(
-        "Memory {}: {} of {} bytes held; flushing {} buffered bytes early",
-        memory.state(),
-        memory.held(),
-        memory.max(),
-        handed);
   }
 
   /** Visible for tests: checks every data directory now. */
@@ -170,10 +197,17 @@ public final class ShuffleServer implements Closeable {
     return registry;
   }
 
+  /** What this server restored from its state store when it started. */
+  public StateRecovery.Summary recovery() {
+    return recovery;
+  }
+
   /**
-   * Stops serving: closes the port and every connection, deletes uncommitted split files (no
-   * half-written file is left behind), lets queued flushes finish and stops the threads. Committed
-   * files stay. Idempotent.
+   * Graceful stop: answers new pushes HARD_SPLIT, commits and records every open split with all it
+   * accepted (for at most {@code sluice.shutdown.timeout}), then closes the port and every
+   * connection, deletes the files of splits that did not commit (no half-written file is left
+   * behind), lets queued flushes finish, stops the threads and closes the state store. Committed
+   * files stay and are served again after a restart. Idempotent.
    */
   @Override
   public void close() {
@@ -182,15 +216,51 @@ public final class ShuffleServer implements Closeable {
     }
     closed = true;
     long start = System.nanoTime();
-    closeQuietly();
+    int port = port();
     LOG.info(
-        "Sluice shuffle server on port {} stopped in {} ms",
-        conf.port(),
-        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+        "Stopping the Sluice shuffle server on port {}: new pushes are answered HARD_SPLIT and"
+            + " the open splits are committed",
+        port);
+    List<CommittedSplitFile> committed = commitOpenSplits();
+    long committedNanos = System.nanoTime() - start;
+    closeQuietly();
+    long bytes = 0;
+    for (CommittedSplitFile f : committed) {
+      bytes += f.length();
+    }
+    LOG.info(
+        "Sluice shuffle server on port {} stopped in {} ms: committed {} open split(s) of {} bytes"
+            + " in {} ms; state kept in {}",
+        port,
+        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
+        committed.size(),
+        bytes,
+        TimeUnit.NANOSECONDS.toMillis(committedNanos),
+        state);
+  }
+
+  private List<CommittedSplitFile> commitOpenSplits() {
+    try {
+      return registry
+          .sealAndCommitOpenSplits()
+          .get(conf.shutdownTimeoutMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      LOG.error(
+          "The open splits did not all commit within {} ms (sluice.shutdown.timeout); the rest are"
+              + " deleted and their shuffles will fail to commit",
+          conf.shutdownTimeoutMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      LOG.error("Interrupted while committing the open splits; the rest are deleted");
+    } catch (ExecutionException e) {
+      LOG.error("Committing the open splits failed; the rest are deleted", e.getCause());
+    }
+    return List.of();
   }
 
   private void closeQuietly() {
     housekeeping.shutdownNow();
+    rangeReads.close();
     if (transport != null) {
       transport.close();
     }
@@ -200,5 +270,6 @@ public final class ShuffleServer implements Closeable {
       LOG.warn("Discarding uncommitted splits did not finish: {}", e.toString());
     }
     dirs.close();
+    state.close();
   }
 }

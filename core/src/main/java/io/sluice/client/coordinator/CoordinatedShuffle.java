@@ -100,6 +100,10 @@ final class CoordinatedShuffle {
     return true;
   }
 
+  synchronized boolean isCommitStarted() {
+    return commitStarted;
+  }
+
   synchronized List<ServerAddress> servers() {
     return new ArrayList<>(partitionsByServer.keySet());
   }

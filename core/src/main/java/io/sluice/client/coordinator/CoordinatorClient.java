@@ -11,6 +11,7 @@ import io.sluice.protocol.proto.MapperEnd;
 import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.protocol.proto.RevivePartition;
 import io.sluice.protocol.proto.ServerAddress;
+import io.sluice.protocol.proto.ShuffleLocations;
 import java.io.IOException;
 import java.util.Collection;
 import java.util.List;
@@ -46,6 +47,27 @@ public final class CoordinatorClient {
   }
 
   /**
+   * The open generation of a shuffle (see {@link ShuffleCoordinator#openGeneration}) and the
+   * current location of each of its partitions: {@code getShuffleId()} is the id to push to and to
+   * report map ends to.
+   */
+  public ShuffleLocations openGeneration(int shuffleId) throws IOException, StatusException {
+    return context
+        .call(
+            coordinator,
+            id ->
+                Messages.request(
+                    MessageType.GET_SHUFFLE_LOCATIONS,
+                    GetShuffleLocations.newBuilder()
+                        .setRequestId(id)
+                        .setShuffleId(shuffleId)
+                        .setOpenGeneration(true)
+                        .build(),
+                    id))
+        .getLocations();
+  }
+
+  /**
    * Reports that a map attempt pushed all its data, to the servers listed. The first attempt to
    * report wins.
    */
@@ -73,6 +95,17 @@ public final class CoordinatorClient {
    */
   public CommittedShuffle committedSplits(int shuffleId, int startPartition, int endPartition)
       throws IOException, StatusException {
+    return committedSplits(shuffleId, startPartition, endPartition, false);
+  }
+
+  /**
+   * Like {@link #committedSplits(int, int, int)}; with {@code commitNow} the caller vouches that
+   * every map attempt it reads has ended, and the shuffle is committed now if its commit has not
+   * started (a generation some of whose maps never run).
+   */
+  public CommittedShuffle committedSplits(
+      int shuffleId, int startPartition, int endPartition, boolean commitNow)
+      throws IOException, StatusException {
     return context
         .call(
             coordinator,
@@ -84,6 +117,7 @@ public final class CoordinatorClient {
                         .setShuffleId(shuffleId)
                         .setStartPartition(startPartition)
                         .setEndPartition(endPartition)
+                        .setCommit(commitNow)
                         .build(),
                     id))
         .getCommitted();

@@ -39,12 +39,17 @@ final class CoordinatorRequestHandler implements RequestHandler {
         case GET_SHUFFLE_LOCATIONS:
           {
             GetShuffleLocations h = request.header(GetShuffleLocations.class);
+            int shuffleId =
+                h.getOpenGeneration()
+                    ? coordinator.openGeneration(h.getShuffleId())
+                    : h.getShuffleId();
             channel.writeAndFlush(
                 Messages.response(
                     ok(id)
                         .setLocations(
                             ShuffleLocations.newBuilder()
-                                .addAllLocations(coordinator.locations(h.getShuffleId())))
+                                .setShuffleId(shuffleId)
+                                .addAllLocations(coordinator.locations(shuffleId)))
                         .build()));
             return;
           }
@@ -92,7 +97,10 @@ final class CoordinatorRequestHandler implements RequestHandler {
       throw new IllegalArgumentException(
           "invalid partition range [" + start + ", " + end + ") for shuffle " + h.getShuffleId());
     }
-    CompletableFuture<CommittedShuffle> committed = coordinator.committed(h.getShuffleId());
+    CompletableFuture<CommittedShuffle> committed =
+        h.getCommit()
+            ? coordinator.commit(h.getShuffleId())
+            : coordinator.committed(h.getShuffleId());
     committed.whenComplete(
         (all, error) -> {
           if (error != null) {

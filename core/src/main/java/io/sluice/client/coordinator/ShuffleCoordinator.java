@@ -47,6 +47,8 @@ public final class ShuffleCoordinator implements Closeable {
   private final ClientContext context;
   private final Map<Integer, CoordinatedShuffle> shuffles = new ConcurrentHashMap<>();
   private final Set<ServerAddress> registeredServers = ConcurrentHashMap.newKeySet();
+  private final ShuffleGenerations generations = new ShuffleGenerations();
+  private final Object generationLock = new Object();
   private final TransportServer endpoint;
   private final ScheduledFuture<?> heartbeats;
 
@@ -102,6 +104,10 @@ public final class ShuffleCoordinator implements Closeable {
     if (numMaps < 0 || numPartitions < 0) {
       throw new IllegalArgumentException(
           "shuffle " + shuffleId + " needs non-negative map and partition counts");
+    }
+    if (generations.isGeneration(shuffleId)) {
+      throw new IllegalArgumentException(
+          Ids.shuffle(appId, shuffleId) + " is taken by a later generation of another shuffle");
     }
     List<ServerAddress> usable = new ArrayList<>();
     IOException lastError = null;
@@ -168,6 +174,33 @@ public final class ShuffleCoordinator implements Closeable {
 
   public List<PartitionLocation> locations(int shuffleId) {
     return shuffle(shuffleId).locations();
+  }
+
+  /**
+   * The shuffle id that writers of {@code shuffleId} push to and report to now: its newest
+   * generation (the shuffle itself at first) while that generation's commit has not started, else a
+   * new generation, registered on the servers with the shuffle's map and partition counts (see
+   * {@link ShuffleGenerations}). Unregistering the shuffle unregisters all its generations.
+   *
+   * @throws IOException when a new generation is needed and no server accepts it
+   * @throws IllegalArgumentException when the shuffle is not registered
+   */
+  public int openGeneration(int shuffleId) throws IOException {
+    synchronized (generationLock) {
+      int latest = generations.latest(shuffleId);
+      CoordinatedShuffle s = shuffle(latest);
+      if (!s.isCommitStarted()) {
+        return latest;
+      }
+      int next = generations.nextFreeId(shuffles::containsKey);
+      registerShuffle(next, s.numMaps(), s.numPartitions());
+      generations.add(shuffleId, next);
+      LOG.info(
+          "{} is committed; maps written from now on go to its new generation {}",
+          Ids.shuffle(appId, latest),
+          next);
+      return next;
+    }
   }
 
   /**
@@ -297,6 +330,15 @@ public final class ShuffleCoordinator implements Closeable {
           "partition " + partitionId + " is out of range for " + Ids.shuffle(appId, shuffleId));
     }
     synchronized (s) {
+      if (s.isCommitStarted()) {
+        // a server taking data now would never commit it: the writer is a late attempt
+        throw new IllegalArgumentException(
+            "cannot move partition "
+                + partitionId
+                + " of "
+                + Ids.shuffle(appId, shuffleId)
+                + ": the shuffle is committed; a rerun writes to a new generation");
+      }
       PartitionLocation now = s.current(partitionId);
       if (now.getEpoch() > failedEpoch) {
         return now;
@@ -336,8 +378,19 @@ public final class ShuffleCoordinator implements Closeable {
     }
   }
 
-  /** Forgets the shuffle and deletes its files on every server that had it. */
+  /** Forgets the shuffle and its generations and deletes their files on every server. */
   public void unregisterShuffle(int shuffleId) {
+    List<Integer> later;
+    synchronized (generationLock) {
+      later = generations.remove(shuffleId);
+    }
+    for (int generation : later) {
+      unregisterOne(generation);
+    }
+    unregisterOne(shuffleId);
+  }
+
+  private void unregisterOne(int shuffleId) {
     CoordinatedShuffle s = shuffles.remove(shuffleId);
     if (s == null) {
       return;

@@ -7,6 +7,7 @@ import io.sluice.client.BatchCodec;
 import io.sluice.client.ClientContext;
 import io.sluice.client.coordinator.CoordinatorClient;
 import io.sluice.common.Ids;
+import io.sluice.network.TransportClient;
 import io.sluice.protocol.BatchFormat;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
@@ -21,8 +22,11 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.slf4j.Logger;
@@ -62,6 +66,13 @@ public final class MapOutputPusher implements Closeable {
   private IOException failure;
   private long lastProgressNanos = System.nanoTime();
   private final Set<ServerAddress> serversWritten = new HashSet<>();
+  private final Map<ServerAddress, TransportClient> connections = new ConcurrentHashMap<>();
+
+  /**
+   * Partitions whose location answered SOFT_SPLIT (it took the data but is full): the next batch of
+   * the partition first asks the coordinator for the next location, on the task thread.
+   */
+  private final Map<Integer, PartitionLocation> softSplits = new ConcurrentHashMap<>();
 
   public MapOutputPusher(
       ClientContext context,
@@ -124,6 +135,10 @@ public final class MapOutputPusher implements Closeable {
     body.setInt(12, body.readableBytes() - BatchFormat.HEADER_SIZE);
     bytesPushed[partition] += body.readableBytes();
     PendingPush push = new PendingPush(partition, body);
+    PartitionLocation full = softSplits.remove(partition);
+    if (full != null) {
+      reviveAfterSoftSplit(partition, full);
+    }
     try {
       context.inFlight().acquire(locations.get(partition).getServer(), push.bytes);
     } catch (InterruptedException e) {
@@ -167,31 +182,52 @@ public final class MapOutputPusher implements Closeable {
     }
   }
 
+  /**
+   * The connection this map task uses for {@code server}: one per server for the whole task, so a
+   * partition's batches reach the server in the order they were pushed (only a retry can reorder
+   * them). Reopened from the pool when it closed.
+   */
+  private CompletableFuture<TransportClient> connectionTo(ServerAddress server) {
+    TransportClient c = connections.get(server);
+    if (c != null && c.isActive()) {
+      return CompletableFuture.completedFuture(c);
+    }
+    try {
+      c = context.pushConnection(server);
+    } catch (IOException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    connections.put(server, c);
+    return CompletableFuture.completedFuture(c);
+  }
+
   private void send(PendingPush push) {
     PartitionLocation location = locations.get(push.partition);
     push.attempts++;
-    context
-        .callAsync(
-            location.getServer(),
-            id ->
-                Messages.request(
-                    MessageType.PUSH_DATA,
-                    PushData.newBuilder()
-                        .setRequestId(id)
-                        .setAppId(appId)
-                        .setShuffleId(shuffleId)
-                        .setPartitionId(push.partition)
-                        .setEpoch(location.getEpoch())
-                        .build(),
-                    id,
-                    push.body.retainedDuplicate()))
+    connectionTo(location.getServer())
+        .thenCompose(
+            connection ->
+                context.callAsync(
+                    connection,
+                    id ->
+                        Messages.request(
+                            MessageType.PUSH_DATA,
+                            PushData.newBuilder()
+                                .setRequestId(id)
+                                .setAppId(appId)
+                                .setShuffleId(shuffleId)
+                                .setPartitionId(push.partition)
+                                .setEpoch(location.getEpoch())
+                                .build(),
+                            id,
+                            push.body.retainedDuplicate())))
         .whenComplete(
             (response, error) -> {
               if (error == null) {
                 Status status = response.header(Response.class).getStatus();
                 response.release();
                 if (status == Status.SOFT_SPLIT) {
-                  context.scheduler().execute(() -> reviveAfterSoftSplit(push.partition, location));
+                  softSplits.putIfAbsent(push.partition, location);
                 }
                 synchronized (lock) {
                   serversWritten.add(location.getServer());
@@ -265,7 +301,10 @@ public final class MapOutputPusher implements Closeable {
             TimeUnit.MILLISECONDS);
   }
 
-  /** The data was taken; moving on is an optimisation, so a failure only gets logged. */
+  /**
+   * The data was taken; moving on keeps one split from growing without bound, but a failure to move
+   * only gets logged and the partition stays where it is.
+   */
   private void reviveAfterSoftSplit(int partition, PartitionLocation location) {
     try {
       revive(partition, location, "soft split");
@@ -317,6 +356,20 @@ public final class MapOutputPusher implements Closeable {
   }
 
   /**
+   * Pushes every buffered record now, without waiting for acknowledgements, and drops the buffers
+   * (the engine's memory budget for the task ran out). Writing may go on afterwards.
+   *
+   * @throws IOException when an earlier push failed
+   */
+  public void flush() throws IOException {
+    for (int p = 0; p < buffers.length; p++) {
+      checkFailure();
+      flushPartition(p);
+      buffers[p] = null;
+    }
+  }
+
+  /**
    * Pushes every buffered record, waits for all acknowledgements, then reports the map attempt to
    * the coordinator.
    *
@@ -325,11 +378,7 @@ public final class MapOutputPusher implements Closeable {
    *     {@code sluice.push.timeout}
    */
   public long[] finish() throws IOException {
-    for (int p = 0; p < buffers.length; p++) {
-      checkFailure();
-      flushPartition(p);
-      buffers[p] = null;
-    }
+    flush();
     awaitAcknowledged();
     try {
       List<ServerAddress> written;

@@ -34,7 +34,9 @@ import java.util.concurrent.TimeoutException;
  * endMapIndex): every split in turn, each as a stream of chunks with {@code
  * sluice.read.prefetchChunks} fetched ahead. Keeps only the winning attempt of each map and each
  * batch once, and hands out decompressed batches. Splits whose map set has nothing in the range are
- * skipped. Not thread safe; close it to release fetched chunks.
+ * skipped. The server is sent the map range: a range that leaves out some maps of a split is served
+ * from the split's sorted copy (sort-on-read), so only those maps' batches travel. Not thread safe;
+ * close it to release fetched chunks.
  */
 public final class PartitionReader implements Closeable {
   private final ClientContext context;
@@ -44,6 +46,8 @@ public final class PartitionReader implements Closeable {
   private final BatchFilter filter;
   private final Deque<CommittedSplit> splits = new ArrayDeque<>();
   private final int prefetch;
+  private final int startMapIndex;
+  private final int endMapIndex;
 
   // the split being read; a stream lives on the connection that opened it
   private CommittedSplit split;
@@ -71,6 +75,8 @@ public final class PartitionReader implements Closeable {
     this.shuffleId = shuffleId;
     this.codec = context.conf().codec();
     this.prefetch = context.conf().prefetchChunks();
+    this.startMapIndex = startMapIndex;
+    this.endMapIndex = endMapIndex;
     if (committed.getLostPartitionsCount() > 0) {
       throw new IOException(
           "Data of "
@@ -85,12 +91,19 @@ public final class PartitionReader implements Closeable {
     ordered.sort(
         Comparator.comparingInt(CommittedSplit::getPartitionId)
             .thenComparingInt(CommittedSplit::getEpoch));
+    List<CommittedSplit> wanted = new ArrayList<>();
     for (CommittedSplit s : ordered) {
       BitSet maps = BitSet.valueOf(s.getMapIndexes().asReadOnlyByteBuffer());
       int first = maps.nextSetBit(startMapIndex);
       if (s.getLength() > 0 && first >= 0 && first < endMapIndex) {
-        splits.add(s);
+        wanted.add(s);
       }
+    }
+    // A map-range read makes the server sort each split the first time; readers of different
+    // ranges start at different splits, so they do not all queue on the same sort.
+    int rotation = wanted.isEmpty() ? 0 : Math.floorMod(startMapIndex, wanted.size());
+    for (int i = 0; i < wanted.size(); i++) {
+      splits.add(wanted.get((i + rotation) % wanted.size()));
     }
   }
 
@@ -164,8 +177,8 @@ public final class PartitionReader implements Closeable {
                               .setShuffleId(shuffleId)
                               .setPartitionId(s.getPartitionId())
                               .setEpoch(s.getEpoch())
-                              .setStartMapIndex(0)
-                              .setEndMapIndex(Integer.MAX_VALUE)
+                              .setStartMapIndex(startMapIndex)
+                              .setEndMapIndex(endMapIndex)
                               .build(),
                           id)),
               "opening");

@@ -10,10 +10,11 @@ import io.sluice.common.Clock;
  * the bytes are on disk or discarded, so the count returns to zero when a workload ends. The count
  * never exceeds the maximum: a reservation that does not fit is refused.
  *
- * <p>Watermarks (fractions of the maximum): reaching {@code pause} stops pushes from map tasks and
- * asks for the largest buffers to be flushed (the pressure listener); reaching {@code replicaPause}
- * stops replica traffic too; both resume once the count falls to {@code resume} or below. Thread
- * safe.
+ * <p>Watermarks (fractions of the maximum): reaching {@code pause} pauses pushes from map tasks
+ * (the server stops reading their connections, so TCP pushes back) and asks for the largest buffers
+ * to be flushed; reaching {@code replicaPause} pauses replica traffic too; both resume once the
+ * count falls to {@code resume} or below. A push already read while paused is still taken if it
+ * fits under the maximum, and answered CONGESTED if it does not. Thread safe.
  */
 public final class MemoryBudget {
   /** Whether the budget currently admits pushes. */
@@ -23,9 +24,16 @@ public final class MemoryBudget {
     ALL_PAUSED
   }
 
-  /** Called (outside any lock) when the budget pauses, with the bytes to free to resume. */
-  public interface PressureListener {
-    void onPressure(long bytesToFree);
+  /**
+   * Told about changes, outside any lock. Calls may arrive out of order from different threads, so
+   * a listener reads {@link #state()} when it acts instead of trusting the order of calls.
+   */
+  public interface Listener {
+    /** The state changed (paused or resumed). */
+    void stateChanged();
+
+    /** A body did not fit under the maximum; flush at least {@code bytes}. */
+    void needRoom(long bytes);
   }
 
   private final long max;
@@ -33,7 +41,14 @@ public final class MemoryBudget {
   private final long replicaPauseAt;
   private final long resumeAt;
   private final Clock clock;
-  private volatile PressureListener listener = bytes -> {};
+  private volatile Listener listener =
+      new Listener() {
+        @Override
+        public void stateChanged() {}
+
+        @Override
+        public void needRoom(long bytes) {}
+      };
 
   // guarded by this
   private long held;
@@ -67,37 +82,31 @@ public final class MemoryBudget {
     this(max, 0.999999, 1.0, 0.5, Clock.SYSTEM);
   }
 
-  public void setPressureListener(PressureListener listener) {
+  public void setListener(Listener listener) {
     this.listener = listener;
   }
 
   /**
-   * Reserves {@code bytes} of a push from a map task, unless pushes are paused or the bytes do not
-   * fit.
+   * Reserves {@code bytes} of pushed data (from a map task, or replica traffic) if they fit under
+   * the maximum. The watermarks do not refuse anything here; they pause reading (see {@link
+   * #state()}), so only data already read arrives while paused.
    *
    * @return false (reserving nothing) when the push must be answered CONGESTED
    */
-  public boolean tryReservePush(long bytes) {
-    return tryReserve(bytes, false);
-  }
-
-  /** Like {@link #tryReservePush} for replica traffic, which is paused only at the higher mark. */
-  public boolean tryReserveReplica(long bytes) {
-    return tryReserve(bytes, true);
-  }
-
-  private boolean tryReserve(long bytes, boolean replica) {
+  public boolean tryReserve(long bytes) {
     if (bytes < 0) {
       throw new IllegalArgumentException("cannot reserve " + bytes + " bytes");
     }
-    long toFree = 0;
+    boolean changed = false;
+    long needRoom = 0;
     boolean reserved = false;
     synchronized (this) {
-      boolean paused = replica ? state == State.ALL_PAUSED : state != State.ACCEPTING;
-      if (!paused && held + bytes <= max) {
+      if (held + bytes <= max) {
         held += bytes;
         peak = Math.max(peak, held);
         reserved = true;
+      } else {
+        needRoom = bytes;
       }
       State next = state;
       if (held >= replicaPauseAt) {
@@ -108,32 +117,41 @@ public final class MemoryBudget {
       if (next != state) {
         if (state == State.ACCEPTING) {
           pausedSinceNanos = clock.nanos();
-          toFree = held - resumeAt;
         }
         state = next;
-      } else if (!reserved && !paused) {
-        // accepting, but this body does not fit: make room for it
-        toFree = Math.max(bytes, held - resumeAt);
+        changed = true;
       }
     }
-    if (toFree > 0) {
-      listener.onPressure(toFree);
+    if (changed) {
+      listener.stateChanged();
+    }
+    if (needRoom > 0) {
+      listener.needRoom(needRoom);
     }
     return reserved;
   }
 
+  /** Bytes to flush to get back to the resume mark (0 when below it). */
+  public synchronized long excessOverResume() {
+    return Math.max(0, held - resumeAt);
+  }
+
   /** Returns {@code bytes} reserved earlier; resumes pushes once the count is low enough. */
-  public synchronized void release(long bytes) {
-    long after = held - bytes;
-    if (bytes < 0 || after < 0) {
-      throw new IllegalStateException(
-          "memory accounting broken: releasing " + bytes + " bytes of " + held + " held");
-    }
-    held = after;
-    if (state != State.ACCEPTING && held <= resumeAt) {
+  public void release(long bytes) {
+    synchronized (this) {
+      long after = held - bytes;
+      if (bytes < 0 || after < 0) {
+        throw new IllegalStateException(
+            "memory accounting broken: releasing " + bytes + " bytes of " + held + " held");
+      }
+      held = after;
+      if (state == State.ACCEPTING || held > resumeAt) {
+        return;
+      }
       pausedNanosTotal += clock.nanos() - pausedSinceNanos;
       state = State.ACCEPTING;
     }
+    listener.stateChanged();
   }
 
   public synchronized long held() {

@@ -21,6 +21,15 @@ public final class CommittedSplitFile {
     this.mapIndexes = (BitSet) mapIndexes.clone();
   }
 
+  /**
+   * The same split served from another file with other chunk boundaries (a map-range read of its
+   * sorted copy, see {@code io.sluice.server.sort}); the map set is the split's.
+   */
+  public static CommittedSplitFile view(
+      CommittedSplitFile split, Path path, List<Long> chunkOffsets) {
+    return new CommittedSplitFile(split.key, path, split.length, chunkOffsets, split.mapIndexes);
+  }
+
   public SplitKey key() {
     return key;
   }

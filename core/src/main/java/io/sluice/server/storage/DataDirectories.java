@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -34,8 +35,8 @@ public final class DataDirectories implements AutoCloseable {
   private final AtomicInteger roundRobin = new AtomicInteger();
 
   /**
-   * Creates the directories if needed and deletes split files that no committed state refers to (a
-   * previous run's leftovers).
+   * Creates the directories if needed. A previous run's files stay until {@link
+   * #deleteLeftovers(Set)}, which the server calls once it knows from its state which to keep.
    *
    * @throws IOException naming the directory that cannot be created or written
    */
@@ -61,7 +62,6 @@ public final class DataDirectories implements AutoCloseable {
     this.metrics = metrics;
     this.conf = conf;
     checkAll();
-    deleteLeftovers();
   }
 
   public List<DataDirectory> all() {
@@ -139,14 +139,39 @@ public final class DataDirectories implements AutoCloseable {
     }
   }
 
-  private void deleteLeftovers() {
+  /**
+   * True when {@code file} is where this server puts a split file: {@code
+   * <dir>/<appId>/<shuffleId>/<split file>} in one of its directories.
+   */
+  public boolean holds(Path file) {
+    Path f = file.toAbsolutePath().normalize();
+    for (DataDirectory d : dirs) {
+      Path root = d.root().toAbsolutePath().normalize();
+      if (f.startsWith(root)
+          && root.relativize(f).getNameCount() == 3
+          && SPLIT_FILE.matcher(f.getFileName().toString()).matches()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * At start: deletes every split file an earlier run left that is not in {@code keep} (the
+   * committed files the state store refers to, as absolute normalized paths), every {@code
+   * .inprogress} file among them, and the directories left empty.
+   *
+   * @return the number of files deleted
+   */
+  public int deleteLeftovers(Set<Path> keep) {
     int deleted = 0;
     for (DataDirectory d : dirs) {
       try (Stream<Path> walk = Files.walk(d.root(), 3)) {
         for (Path p : (Iterable<Path>) walk::iterator) {
           if (Files.isRegularFile(p)
               && d.root().relativize(p).getNameCount() == 3
-              && SPLIT_FILE.matcher(p.getFileName().toString()).matches()) {
+              && SPLIT_FILE.matcher(p.getFileName().toString()).matches()
+              && !keep.contains(p.toAbsolutePath().normalize())) {
             Files.deleteIfExists(p);
             deleted++;
           }
@@ -159,6 +184,7 @@ public final class DataDirectories implements AutoCloseable {
     if (deleted > 0) {
       LOG.info("Deleted {} split file(s) left by an earlier run that no state refers to", deleted);
     }
+    return deleted;
   }
 
   private static void deleteEmptyDirs(Path root) {

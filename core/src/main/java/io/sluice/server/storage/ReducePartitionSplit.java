@@ -37,7 +37,9 @@ import org.slf4j.LoggerFactory;
  * <p><b>Splitting.</b> Once the split has taken more than {@code sluice.split.threshold} bytes, or
  * its directory is full, it still takes data but answers SOFT_SPLIT, so the client moves the
  * partition to a new split. When its directory fails, the split copies what it has written to a
- * healthy directory, keeps everything it acknowledged, and answers HARD_SPLIT to new data.
+ * healthy directory, keeps everything it acknowledged, and answers HARD_SPLIT to new data. When the
+ * server stops it is {@linkplain #seal() sealed}: it answers HARD_SPLIT to new data and is
+ * committed with everything it accepted.
  *
  * <p><b>Threads.</b> {@link #append} runs on network threads; writes, moves, commit and discard run
  * on the split's single flusher thread in submission order. Buffers accepted by {@link #append}
@@ -74,6 +76,7 @@ public final class ReducePartitionSplit {
   private long pendingBytes;
   private long acceptedBytes;
   private boolean movedOff;
+  private boolean sealed;
   private final BitSet mapIndexes = new BitSet();
   private IOException failure;
   private CompletableFuture<CommittedSplitFile> commitFuture;
@@ -123,9 +126,13 @@ public final class ReducePartitionSplit {
    * Appends a well-formed body of batches whose size is already reserved in the memory budget.
    *
    * @return OK or SOFT_SPLIT when the split took the body (and its reservation); otherwise the
-   *     caller keeps both: STAGE_ENDED after commit, HARD_SPLIT after a failure, a move or discard
+   *     caller keeps both: STAGE_ENDED after commit, HARD_SPLIT after a failure, a move, a discard
+   *     or once sealed by a server stop
    */
   public synchronized Status append(ByteBuf body) {
+    if (sealed) {
+      return Status.HARD_SPLIT;
+    }
     if (state == State.COMMITTING || state == State.COMMITTED) {
       return Status.STAGE_ENDED;
     }
@@ -157,6 +164,19 @@ public final class ReducePartitionSplit {
       return bytes;
     }
     return 0;
+  }
+
+  /**
+   * Server stop: from now on new data is answered HARD_SPLIT, so the client moves the partition to
+   * a new location; what was accepted stays and is committed. Idempotent.
+   */
+  public synchronized void seal() {
+    sealed = true;
+  }
+
+  /** True once the file is complete and renamed. */
+  public synchronized boolean isCommitted() {
+    return state == State.COMMITTED;
   }
 
   /** Bytes buffered, not yet handed to the flusher. */

@@ -1,30 +1,67 @@
 package io.sluice.server.storage;
 
 import io.sluice.common.Ids;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A registered shuffle on this server and its splits. Once commit starts, no new split is created
  * and pushes are answered STAGE_ENDED. Thread safe.
+ *
+ * <p><b>Restarts.</b> Every new split and every commit is told to the {@link ShuffleStateListener}
+ * (the state store) before it is acknowledged. When the server stops, each open split is sealed
+ * (new data is answered HARD_SPLIT) and committed; after a restart the shuffle comes back with
+ * those committed splits ({@link #restoreCommittedSplit}), which refuse new data (HARD_SPLIT) and
+ * are part of the result of the stage commit. A shuffle that lost acknowledged data in a crash
+ * ({@link #markLost}) fails its stage commit, naming the partitions, rather than report fewer
+ * splits.
  */
 public final class ServerShuffle {
+  private static final Logger LOG = LoggerFactory.getLogger(ServerShuffle.class);
+
   private final String appId;
   private final int shuffleId;
   private final DataDirectories dirs;
   private final Map<Long, ReducePartitionSplit> splits = new ConcurrentHashMap<>();
+
+  /** Splits committed before this server started, from the state store. */
+  private final Map<Long, CommittedSplitFile> restored = new ConcurrentHashMap<>();
+
+  private final ShuffleStateListener state;
+
+  /** Set when the server stops: no new split. */
+  private final AtomicBoolean stopping;
+
   // guarded by this
   private CompletableFuture<List<CommittedSplitFile>> commit;
   private boolean discarded;
+  private String lostReason;
 
   ServerShuffle(String appId, int shuffleId, DataDirectories dirs) {
+    this(appId, shuffleId, dirs, ShuffleStateListener.NONE, new AtomicBoolean());
+  }
+
+  ServerShuffle(
+      String appId,
+      int shuffleId,
+      DataDirectories dirs,
+      ShuffleStateListener state,
+      AtomicBoolean stopping) {
     this.appId = appId;
     this.shuffleId = shuffleId;
     this.dirs = dirs;
+    this.state = state;
+    this.stopping = stopping;
   }
 
   public String appId() {
@@ -42,7 +79,9 @@ public final class ServerShuffle {
   /**
    * The split to append to, created on first use; null once the shuffle is committed.
    *
-   * @throws StorageUnavailableException when the split is new and no directory can take it
+   * @throws StorageUnavailableException when the split is new and no directory can take it, when
+   *     the server is stopping, or when the split was committed before the server restarted: the
+   *     push goes to a new location (HARD_SPLIT)
    */
   public ReducePartitionSplit splitForPush(int partitionId, int epoch) {
     long id = splitId(partitionId, epoch);
@@ -54,9 +93,62 @@ public final class ServerShuffle {
       if (commit != null || discarded) {
         return null;
       }
+      if (restored.containsKey(id)) {
+        throw new StorageUnavailableException(
+            Ids.split(appId, shuffleId, partitionId, epoch)
+                + " was committed when this server last stopped and takes no more data;"
+                + " push to a new location");
+      }
+      if (stopping.get()) {
+        throw new StorageUnavailableException(
+            "this server is stopping and takes no new split ("
+                + Ids.split(appId, shuffleId, partitionId, epoch)
+                + "); push to a new location");
+      }
       return splits.computeIfAbsent(
-          id, k -> dirs.newSplit(new SplitKey(appId, shuffleId, partitionId, epoch)));
+          id,
+          k -> {
+            SplitKey key = new SplitKey(appId, shuffleId, partitionId, epoch);
+            ReducePartitionSplit created = dirs.newSplit(key);
+            state.splitOpened(key);
+            return created;
+          });
     }
+  }
+
+  /**
+   * Restart: a split committed before the server stopped, whose file was found whole. Called before
+   * the server serves.
+   */
+  public void restoreCommittedSplit(
+      SplitKey key, Path path, long length, List<Long> chunkOffsets, BitSet mapIndexes) {
+    if (!key.appId().equals(appId) || key.shuffleId() != shuffleId) {
+      throw new IllegalArgumentException(key + " does not belong to " + this);
+    }
+    restored.put(
+        splitId(key.partitionId(), key.epoch()),
+        new CommittedSplitFile(key, path, length, chunkOffsets, mapIndexes));
+  }
+
+  /** Restart: the stage commit had finished; it completes again with the restored splits. */
+  public synchronized void restoreStageCommitted() {
+    if (commit == null) {
+      commit = CompletableFuture.completedFuture(List.copyOf(restored.values()));
+    }
+  }
+
+  /**
+   * Restart: acknowledged data of this shuffle was lost (a crash before its split was committed, or
+   * a committed file gone). Its stage commit fails with {@code reason} instead of reporting fewer
+   * splits.
+   */
+  public synchronized void markLost(String reason) {
+    lostReason = reason;
+  }
+
+  /** Splits restored from the state store at start. */
+  public int restoredSplitCount() {
+    return restored.size();
   }
 
   /** Adds every split of this shuffle to {@code out}. */
@@ -92,17 +184,30 @@ public final class ServerShuffle {
    */
   public CompletableFuture<List<CommittedSplitFile>> commit() {
     Collection<ReducePartitionSplit> toCommit;
+    String lost;
     synchronized (this) {
       if (commit != null) {
         return commit;
       }
       commit = new CompletableFuture<>();
       toCommit = new ArrayList<>(splits.values());
+      lost = lostReason;
     }
     CompletableFuture<List<CommittedSplitFile>> result = commit;
+    if (lost != null) {
+      // what was pushed since the restart cannot make the shuffle whole: drop it (memory and
+      // files) before answering, rather than hold it until the application goes
+      List<CompletableFuture<Void>> discards = new ArrayList<>();
+      for (ReducePartitionSplit s : toCommit) {
+        discards.add(s.discard());
+      }
+      CompletableFuture.allOf(discards.toArray(new CompletableFuture<?>[0]))
+          .whenComplete((v, e) -> result.completeExceptionally(new IOException(lost)));
+      return result;
+    }
     List<CompletableFuture<CommittedSplitFile>> futures = new ArrayList<>();
     for (ReducePartitionSplit s : toCommit) {
-      futures.add(s.commit());
+      futures.add(commitAndRecord(s));
     }
     CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]))
         .whenComplete(
@@ -111,13 +216,79 @@ public final class ServerShuffle {
                 result.completeExceptionally(error);
                 return;
               }
-              List<CommittedSplitFile> files = new ArrayList<>();
+              List<CommittedSplitFile> files = new ArrayList<>(restored.values());
               for (CompletableFuture<CommittedSplitFile> f : futures) {
                 files.add(f.join());
               }
+              state.shuffleCommitted(appId, shuffleId);
               result.complete(files);
             });
     return result;
+  }
+
+  /** Commits a split; the state store records it before the commit completes. */
+  private CompletableFuture<CommittedSplitFile> commitAndRecord(ReducePartitionSplit split) {
+    return split
+        .commit()
+        .thenApply(
+            file -> {
+              state.splitCommitted(file);
+              return file;
+            });
+  }
+
+  /**
+   * Server stop: seals every split (new data is answered HARD_SPLIT) and commits it with all it
+   * accepted. A split that fails to commit is logged, naming it, and left to {@link
+   * #discardUncommittedSplits()}.
+   *
+   * @return completes, never exceptionally, with the splits committed now
+   */
+  CompletableFuture<List<CommittedSplitFile>> sealAndCommitSplits() {
+    List<ReducePartitionSplit> open;
+    synchronized (this) {
+      open = new ArrayList<>(splits.values());
+    }
+    List<CompletableFuture<CommittedSplitFile>> futures = new ArrayList<>();
+    for (ReducePartitionSplit s : open) {
+      s.seal();
+      if (s.isCommitted()) {
+        continue;
+      }
+      futures.add(
+          commitAndRecord(s)
+              .exceptionally(
+                  e -> {
+                    LOG.error(
+                        "Could not commit {} while stopping; its data is lost: {}",
+                        s.key(),
+                        e.getMessage());
+                    return null;
+                  }));
+    }
+    return CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]))
+        .thenApply(
+            v -> {
+              List<CommittedSplitFile> files = new ArrayList<>();
+              for (CompletableFuture<CommittedSplitFile> f : futures) {
+                CommittedSplitFile file = f.join();
+                if (file != null) {
+                  files.add(file);
+                }
+              }
+              return files;
+            });
+  }
+
+  /** Server stop: deletes the files of the splits that are not committed. */
+  CompletableFuture<Void> discardUncommittedSplits() {
+    List<CompletableFuture<Void>> futures = new ArrayList<>();
+    for (ReducePartitionSplit s : splits.values()) {
+      if (!s.isCommitted()) {
+        futures.add(s.discard());
+      }
+    }
+    return CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]));
   }
 
   /** Discards every split and deletes the shuffle's directories once their flushers are done. */

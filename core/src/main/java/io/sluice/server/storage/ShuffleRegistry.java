@@ -6,23 +6,32 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The applications and shuffles registered on this server, with the time each application was last
- * heard from. Thread safe.
+ * heard from. Registrations and removals are told to the {@link ShuffleStateListener} (the state
+ * store); at start the server {@linkplain #restore restores} what it recorded. Thread safe.
  */
 public final class ShuffleRegistry {
   private static final Logger LOG = LoggerFactory.getLogger(ShuffleRegistry.class);
 
   private final DataDirectories dirs;
   private final Clock clock;
+  private final ShuffleStateListener state;
   private final Map<String, Application> apps = new ConcurrentHashMap<>();
+  private final AtomicBoolean stopping = new AtomicBoolean();
 
   public ShuffleRegistry(DataDirectories dirs, Clock clock) {
+    this(dirs, clock, ShuffleStateListener.NONE);
+  }
+
+  public ShuffleRegistry(DataDirectories dirs, Clock clock, ShuffleStateListener state) {
     this.dirs = dirs;
     this.clock = clock;
+    this.state = state;
   }
 
   private static final class Application {
@@ -42,11 +51,39 @@ public final class ShuffleRegistry {
         apps.compute(
             appId,
             (id, existing) -> {
-              Application a = existing != null ? existing : new Application(id, clock.millis());
+              Application a = existing;
+              if (a == null) {
+                a = new Application(id, clock.millis());
+                state.applicationRegistered(id);
+              }
               a.lastHeard = clock.millis();
               return a;
             });
-    return app.shuffles.computeIfAbsent(shuffleId, id -> new ServerShuffle(appId, id, dirs));
+    return app.shuffles.computeIfAbsent(
+        shuffleId,
+        id -> {
+          state.shuffleRegistered(appId, id);
+          return new ServerShuffle(appId, id, dirs, state, stopping);
+        });
+  }
+
+  /**
+   * Restart: brings back a recorded shuffle (and its application, heard from now), before the
+   * server serves; records nothing.
+   */
+  public ServerShuffle restore(String appId, int shuffleId) {
+    return restoredApplication(appId)
+        .shuffles
+        .computeIfAbsent(shuffleId, id -> new ServerShuffle(appId, id, dirs, state, stopping));
+  }
+
+  /** Restart: brings back a recorded application, heard from now; records nothing. */
+  public void restoreApplication(String appId) {
+    restoredApplication(appId);
+  }
+
+  private Application restoredApplication(String appId) {
+    return apps.computeIfAbsent(appId, id -> new Application(id, clock.millis()));
   }
 
   /** The shuffle, or null when it is not registered. */
@@ -74,6 +111,7 @@ public final class ShuffleRegistry {
     if (shuffle == null) {
       return CompletableFuture.completedFuture(null);
     }
+    state.shuffleRemoved(appId, shuffleId);
     LOG.info("Unregistered {}; deleting its files", shuffle);
     return shuffle.discard();
   }
@@ -84,6 +122,7 @@ public final class ShuffleRegistry {
     if (app == null) {
       return CompletableFuture.completedFuture(null);
     }
+    state.applicationRemoved(appId);
     List<CompletableFuture<Void>> futures = new ArrayList<>();
     for (ServerShuffle s : app.shuffles.values()) {
       futures.add(s.discard());
@@ -150,16 +189,52 @@ public final class ShuffleRegistry {
     return apps.size();
   }
 
-  /** Discards everything (server shutdown): uncommitted files are deleted. */
+  /**
+   * Server stop, first step: no new split from now on (pushes for one are answered HARD_SPLIT), and
+   * every open split is sealed and committed with all it accepted, and recorded.
+   *
+   * @return completes, never exceptionally, with the splits committed
+   */
+  public CompletableFuture<List<CommittedSplitFile>> sealAndCommitOpenSplits() {
+    stopping.set(true);
+    List<CompletableFuture<List<CommittedSplitFile>>> futures = new ArrayList<>();
+    for (Application app : apps.values()) {
+      for (ServerShuffle s : app.shuffles.values()) {
+        futures.add(s.sealAndCommitSplits());
+      }
+    }
+    return CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]))
+        .thenApply(
+            v -> {
+              List<CommittedSplitFile> files = new ArrayList<>();
+              for (CompletableFuture<List<CommittedSplitFile>> f : futures) {
+                files.addAll(f.join());
+              }
+              return files;
+            });
+  }
+
+  /**
+   * Server stop, last step: deletes the files of splits that are not committed (a commit failed or
+   * did not finish in time). Committed files and their records stay.
+   */
   public CompletableFuture<Void> discardUncommitted() {
+    stopping.set(true);
     List<CompletableFuture<Void>> futures = new ArrayList<>();
     for (Application app : apps.values()) {
       for (ServerShuffle s : app.shuffles.values()) {
-        if (!s.isCommitStarted()) {
-          futures.add(s.discard());
-        }
+        futures.add(s.discardUncommittedSplits());
       }
     }
     return CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]));
+  }
+
+  /** Shuffles registered now, over every application. */
+  public int shuffleCount() {
+    int n = 0;
+    for (Application app : apps.values()) {
+      n += app.shuffles.size();
+    }
+    return n;
   }
 }

@@ -1,6 +1,10 @@
 package io.sluice.server.storage;
 
-/** No data directory can take a new split (all failed or full); the push moves elsewhere. */
+/**
+ * This server cannot take the data of a split: no data directory can (all failed or full), the
+ * server is stopping, or the split was committed before a restart. The push moves elsewhere
+ * (HARD_SPLIT).
+ */
 public final class StorageUnavailableException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 

@@ -10,53 +10,62 @@ import org.junit.jupiter.api.Test;
 
 class MemoryBudgetTest {
   private final ManualClock clock = new ManualClock();
-  private final List<Long> pressure = new ArrayList<>();
+  private final List<String> events = new ArrayList<>();
 
   private MemoryBudget budget() {
     MemoryBudget m = new MemoryBudget(1000, 0.8, 0.9, 0.5, clock);
-    m.setPressureListener(pressure::add);
+    m.setListener(
+        new MemoryBudget.Listener() {
+          @Override
+          public void stateChanged() {
+            events.add(m.state().name());
+          }
+
+          @Override
+          public void needRoom(long bytes) {
+            events.add("room " + bytes);
+          }
+        });
     return m;
   }
 
   @Test
-  void pausesPushesAtTheWatermarkAndResumesBelowTheLowOne() {
+  void pausesAtTheWatermarksAndResumesBelowTheLowOne() {
     MemoryBudget m = budget();
-    assertThat(m.tryReservePush(700)).isTrue();
+    assertThat(m.tryReserve(700)).isTrue();
     assertThat(m.state()).isEqualTo(MemoryBudget.State.ACCEPTING);
-    assertThat(m.tryReservePush(150)).as("crossing 0.8 is still taken").isTrue();
+    assertThat(m.tryReserve(150)).as("crossing 0.8 is still taken").isTrue();
     assertThat(m.state()).isEqualTo(MemoryBudget.State.PUSH_PAUSED);
-    assertThat(pressure).containsExactly(350L);
-    assertThat(m.tryReservePush(1)).as("paused").isFalse();
-    assertThat(m.tryReserveReplica(40)).as("replicas still flow").isTrue();
-    assertThat(m.tryReserveReplica(20)).as("crossing 0.9 is taken").isTrue();
+    assertThat(m.excessOverResume()).isEqualTo(350);
+    assertThat(m.tryReserve(60)).as("already read while paused, and it fits").isTrue();
     assertThat(m.state()).isEqualTo(MemoryBudget.State.ALL_PAUSED);
-    assertThat(m.tryReserveReplica(1)).isFalse();
+    assertThat(m.tryReserve(100)).as("does not fit under the maximum").isFalse();
     clock.advance(250);
     m.release(300);
     assertThat(m.state()).as("610 held, above 500").isEqualTo(MemoryBudget.State.ALL_PAUSED);
     m.release(110);
     assertThat(m.state()).isEqualTo(MemoryBudget.State.ACCEPTING);
     assertThat(m.pausedMillis()).isEqualTo(250);
-    assertThat(m.tryReservePush(1)).isTrue();
-    m.release(501);
+    assertThat(events).containsExactly("PUSH_PAUSED", "ALL_PAUSED", "room 100", "ACCEPTING");
+    m.release(500);
     assertThat(m.held()).isZero();
     assertThat(m.peak()).isEqualTo(910);
   }
 
   @Test
-  void neverHoldsMoreThanTheMaximumAndAsksForRoomWhenABodyDoesNotFit() {
+  void neverHoldsMoreThanTheMaximum() {
     MemoryBudget m = budget();
-    assertThat(m.tryReservePush(400)).isTrue();
-    assertThat(m.tryReservePush(700)).isFalse();
+    assertThat(m.tryReserve(400)).isTrue();
+    assertThat(m.tryReserve(700)).isFalse();
     assertThat(m.held()).isEqualTo(400);
     assertThat(m.state()).isEqualTo(MemoryBudget.State.ACCEPTING);
-    assertThat(pressure).containsExactly(700L);
+    assertThat(events).containsExactly("room 700");
   }
 
   @Test
   void releasingMoreThanHeldIsABug() {
     MemoryBudget m = budget();
-    m.tryReservePush(10);
+    m.tryReserve(10);
     assertThatThrownBy(() -> m.release(11)).hasMessageContaining("accounting broken");
   }
 }

@@ -48,7 +48,18 @@ class AccountingBalanceTest {
     DataDirectories dirs =
         new DataDirectories(conf, memory, new ServerMetrics(new MetricRegistry(), memory));
     ShuffleRegistry registry = new ShuffleRegistry(dirs, Clock.SYSTEM);
-    memory.setPressureListener(registry::flushLargest);
+    memory.setListener(
+        new MemoryBudget.Listener() {
+          @Override
+          public void stateChanged() {
+            registry.flushLargest(memory.excessOverResume());
+          }
+
+          @Override
+          public void needRoom(long bytes) {
+            registry.flushLargest(bytes);
+          }
+        });
     List<CompletableFuture<?>> work = new ArrayList<>();
     try {
       for (int op = 0; op < 3000; op++) {
@@ -64,7 +75,7 @@ class AccountingBalanceTest {
           } catch (StorageUnavailableException e) {
             // all directories failed; the push would be answered HARD_SPLIT
           }
-          if (split == null || !memory.tryReservePush(bytes)) {
+          if (split == null || !memory.tryReserve(bytes)) {
             body.release();
             continue;
           }

@@ -56,7 +56,7 @@ class ReducePartitionSplitTest {
   }
 
   private Status append(ReducePartitionSplit split, ByteBuf body) {
-    assertThat(memory.tryReservePush(body.readableBytes())).isTrue();
+    assertThat(memory.tryReserve(body.readableBytes())).isTrue();
     Status s = split.append(body);
     if (s != Status.OK) {
       memory.release(body.readableBytes());

@@ -1,0 +1,82 @@
+package io.sluice.server;
+
+import io.netty.channel.Channel;
+import io.netty.util.AttributeKey;
+import io.sluice.network.TransportServer;
+import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.storage.ShuffleRegistry;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Turns the memory budget's state into backpressure: while pushes are paused the server stops
+ * reading the connections that push (their senders block on TCP), and hands the largest buffers to
+ * the flushers until held memory is back at the resume mark; when it is, reading resumes. Requests
+ * on connections that only read or control are never paused.
+ *
+ * <p>All decisions run on one executor and read the budget's current state, so pause and resume
+ * notifications that race on other threads cannot leave a connection paused. While paused, the
+ * check repeats every {@link #RECHECK_MILLIS} ms: pushes read just before the pause land in small
+ * buffers that would otherwise wait for their flush size and keep the server paused.
+ */
+final class FlowControl implements MemoryBudget.Listener {
+  private static final Logger LOG = LoggerFactory.getLogger(FlowControl.class);
+  private static final AttributeKey<Boolean> PUSHES = AttributeKey.valueOf("sluicePushes");
+
+  private final MemoryBudget memory;
+  private final ShuffleRegistry registry;
+  static final long RECHECK_MILLIS = 10;
+
+  private final ScheduledExecutorService executor;
+  private volatile TransportServer transport;
+
+  FlowControl(MemoryBudget memory, ShuffleRegistry registry, ScheduledExecutorService executor) {
+    this.memory = memory;
+    this.registry = registry;
+    this.executor = executor;
+  }
+
+  void attach(TransportServer transport) {
+    this.transport = transport;
+  }
+
+  /** Marks a connection as one that pushes; a new one is paused at once if pushes are. */
+  void pushedOn(Channel channel) {
+    if (channel.attr(PUSHES).setIfAbsent(Boolean.TRUE) == null
+        && memory.state() != MemoryBudget.State.ACCEPTING) {
+      executor.execute(this::apply);
+    }
+  }
+
+  @Override
+  public void stateChanged() {
+    executor.execute(this::apply);
+  }
+
+  @Override
+  public void needRoom(long bytes) {
+    executor.execute(() -> registry.flushLargest(bytes));
+  }
+
+  private void apply() {
+    TransportServer t = transport;
+    if (t == null) {
+      return;
+    }
+    MemoryBudget.State state = memory.state();
+    boolean reading = state == MemoryBudget.State.ACCEPTING;
+    t.setReading(ch -> ch.hasAttr(PUSHES), reading);
+    if (!reading) {
+      long handed = registry.flushLargest(memory.excessOverResume());
+      LOG.debug(
+          "Memory {}: {} of {} bytes held; pushing connections paused, {} bytes flushed early",
+          state,
+          memory.held(),
+          memory.max(),
+          handed);
+      executor.schedule(this::apply, RECHECK_MILLIS, TimeUnit.MILLISECONDS);
+    }
+  }
+}

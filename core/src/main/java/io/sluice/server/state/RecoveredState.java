@@ -1,0 +1,98 @@
+package io.sluice.server.state;
+
+import io.sluice.protocol.proto.StateSplit;
+import io.sluice.server.storage.SplitKey;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** What the state store held when the server started: applications, shuffles and their splits. */
+public final class RecoveredState {
+  /** One recorded shuffle. */
+  public static final class Shuffle {
+    private final String appId;
+    private final int shuffleId;
+    private boolean stageCommitted;
+    private final List<StateSplit> committedSplits = new ArrayList<>();
+    private final List<SplitKey> openSplits = new ArrayList<>();
+
+    Shuffle(String appId, int shuffleId) {
+      this.appId = appId;
+      this.shuffleId = shuffleId;
+    }
+
+    public String appId() {
+      return appId;
+    }
+
+    public int shuffleId() {
+      return shuffleId;
+    }
+
+    /** True when the shuffle's stage commit had finished. */
+    public boolean stageCommitted() {
+      return stageCommitted;
+    }
+
+    public List<StateSplit> committedSplits() {
+      return Collections.unmodifiableList(committedSplits);
+    }
+
+    /** Splits that were being written and never committed: their data is lost. */
+    public List<SplitKey> openSplits() {
+      return Collections.unmodifiableList(openSplits);
+    }
+  }
+
+  private final Map<String, Map<Integer, Shuffle>> apps = new TreeMap<>();
+
+  void addApplication(String appId) {
+    apps.computeIfAbsent(appId, id -> new TreeMap<>());
+  }
+
+  Shuffle shuffle(String appId, int shuffleId) {
+    return apps.computeIfAbsent(appId, id -> new TreeMap<>())
+        .computeIfAbsent(shuffleId, id -> new Shuffle(appId, id));
+  }
+
+  void markStageCommitted(String appId, int shuffleId, boolean committed) {
+    shuffle(appId, shuffleId).stageCommitted = committed;
+  }
+
+  void addCommittedSplit(StateSplit split) {
+    shuffle(split.getAppId(), split.getShuffleId()).committedSplits.add(split);
+  }
+
+  void addOpenSplit(SplitKey key) {
+    shuffle(key.appId(), key.shuffleId()).openSplits.add(key);
+  }
+
+  /** Application ids, sorted. */
+  public Collection<String> applications() {
+    return Collections.unmodifiableSet(apps.keySet());
+  }
+
+  /** Every shuffle of every application, by application then shuffle id. */
+  public List<Shuffle> shuffles() {
+    List<Shuffle> all = new ArrayList<>();
+    for (Map<Integer, Shuffle> shuffles : apps.values()) {
+      all.addAll(shuffles.values());
+    }
+    return all;
+  }
+
+  public int committedSplitCount() {
+    int n = 0;
+    for (Shuffle s : shuffles()) {
+      n += s.committedSplits.size();
+    }
+    return n;
+  }
+
+  public boolean isEmpty() {
+    return apps.isEmpty();
+  }
+}

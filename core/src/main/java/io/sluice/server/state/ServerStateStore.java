@@ -1,0 +1,389 @@
+package io.sluice.server.state;
+
+import com.codahale.metrics.MetricRegistry;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.sluice.common.Ids;
+import io.sluice.protocol.proto.StateApplication;
+import io.sluice.protocol.proto.StateShuffle;
+import io.sluice.protocol.proto.StateSplit;
+import io.sluice.server.storage.CommittedSplitFile;
+import io.sluice.server.storage.ShuffleStateListener;
+import io.sluice.server.storage.SplitKey;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.rocksdb.InfoLogLevel;
+import org.rocksdb.Options;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The server's state that survives a restart, in a RocksDB database of its own: registered
+ * applications and shuffles, the splits being written, and every committed split's file, length,
+ * chunk offsets and map indexes. Key layout and format version: {@link StateKeys}.
+ *
+ * <p><b>Durability.</b> Every change goes to RocksDB's write-ahead log before the server answers
+ * the request that caused it, so it survives a crash of the process (kill -9). Commit records are
+ * also synced to disk when {@code sluice.commit.fsync} is on, like the split files themselves, so
+ * they survive a power loss; registrations and open records are not synced.
+ *
+ * <p><b>Failures.</b> A change that cannot be written is logged, naming the split, and counted in
+ * {@code sluice.server.state.writeFailures}; the server goes on serving it, but that data would not
+ * survive a restart. Opening a store that another process holds, or of an unknown format version,
+ * fails with an error naming the directory.
+ *
+ * <p>Thread safe. Calls after {@link #close()} record nothing.
+ */
+public final class ServerStateStore implements ShuffleStateListener, Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(ServerStateStore.class);
+  private static final long WRITE_BUFFER_BYTES = 4L << 20;
+
+  private final Path dir;
+  private final Options options;
+  private final RocksDB db;
+  private final WriteOptions plainWrites;
+  private final WriteOptions commitWrites;
+  private final StateMetrics metrics;
+  // writers hold the read lock, close() the write lock: no write reaches a closed database
+  private final ReadWriteLock lifecycle = new ReentrantReadWriteLock();
+  private boolean closed;
+
+  private ServerStateStore(
+      Path dir, Options options, RocksDB db, boolean syncCommits, StateMetrics metrics) {
+    this.dir = dir;
+    this.options = options;
+    this.db = db;
+    this.plainWrites = new WriteOptions();
+    this.commitWrites = new WriteOptions().setSync(syncCommits);
+    this.metrics = metrics;
+  }
+
+  /**
+   * Opens (or creates) the store in {@code dir}.
+   *
+   * @param syncCommits sync commit records to disk ({@code sluice.commit.fsync})
+   * @throws IOException naming the directory when it cannot be created, is held by another process,
+   *     or holds a store this version cannot read
+   */
+  public static ServerStateStore open(Path dir, boolean syncCommits, MetricRegistry registry)
+      throws IOException {
+    try {
+      RocksDB.loadLibrary();
+    } catch (RuntimeException | UnsatisfiedLinkError e) {
+      throw new IOException(
+          "Cannot load RocksDB's native library for the state store in " + dir + ": " + e, e);
+    }
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      throw new IOException("Cannot create the state directory " + dir + ": " + e, e);
+    }
+    Options options =
+        new Options()
+            .setCreateIfMissing(true)
+            .setWriteBufferSize(WRITE_BUFFER_BYTES)
+            .setMaxWriteBufferNumber(2)
+            .setKeepLogFileNum(2)
+            .setInfoLogLevel(InfoLogLevel.WARN_LEVEL);
+    RocksDB db;
+    try {
+      db = RocksDB.open(options, dir.toString());
+    } catch (RocksDBException e) {
+      options.close();
+      throw new IOException(
+          "Cannot open the state store in "
+              + dir
+              + " (is another Sluice server using it?): "
+              + e.getMessage(),
+          e);
+    }
+    try {
+      checkFormat(db, dir);
+    } catch (IOException e) {
+      db.close();
+      options.close();
+      throw e;
+    }
+    return new ServerStateStore(dir, options, db, syncCommits, new StateMetrics(registry));
+  }
+
+  private static void checkFormat(RocksDB db, Path dir) throws IOException {
+    try {
+      byte[] format = db.get(StateKeys.FORMAT);
+      if (format == null) {
+        try (RocksIterator it = db.newIterator()) {
+          it.seekToFirst();
+          if (it.isValid()) {
+            throw new IOException(
+                "The state store in "
+                    + dir
+                    + " has records but no format version (first key '"
+                    + StateKeys.string(it.key())
+                    + "'); it was not written by Sluice. Move it away to start with an empty one.");
+          }
+        }
+        db.put(StateKeys.FORMAT, StateKeys.version(StateKeys.VERSION));
+        return;
+      }
+      int version;
+      try {
+        version = StateKeys.readVersion(format);
+      } catch (IllegalArgumentException e) {
+        throw new IOException("The state store in " + dir + " is damaged: " + e.getMessage(), e);
+      }
+      if (version != StateKeys.VERSION) {
+        throw new IOException(
+            "The state store in "
+                + dir
+                + " has format version "
+                + version
+                + "; this server reads version "
+                + StateKeys.VERSION
+                + ". Start the Sluice version that wrote it, or move the directory away to start"
+                + " with an empty one (its committed shuffle data is then deleted).");
+      }
+    } catch (RocksDBException e) {
+      throw new IOException("Cannot read the state store in " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
+  public Path directory() {
+    return dir;
+  }
+
+  /**
+   * Reads every record. Records that do not parse are logged, deleted and left out.
+   *
+   * @throws IOException naming the directory when the database cannot be read
+   */
+  public RecoveredState load() throws IOException {
+    RecoveredState state = new RecoveredState();
+    try (RocksIterator it = db.newIterator()) {
+      for (it.seekToFirst(); it.isValid(); it.next()) {
+        byte[] key = it.key();
+        String name = StateKeys.string(key);
+        try {
+          readRecord(state, name, it.value());
+        } catch (InvalidProtocolBufferException | IllegalArgumentException e) {
+          LOG.error(
+              "State store {}: record '{}' is damaged and is dropped: {}", dir, name, e.toString());
+          db.delete(key);
+        }
+      }
+      it.status();
+    } catch (RocksDBException e) {
+      throw new IOException("Cannot read the state store in " + dir + ": " + e.getMessage(), e);
+    }
+    return state;
+  }
+
+  private void readRecord(RecoveredState state, String key, byte[] value)
+      throws InvalidProtocolBufferException {
+    if (key.startsWith(StateKeys.APP)) {
+      state.addApplication(Ids.checkAppId(StateApplication.parseFrom(value).getAppId()));
+    } else if (key.startsWith(StateKeys.SHUFFLE)) {
+      StateShuffle s = StateShuffle.parseFrom(value);
+      state.markStageCommitted(Ids.checkAppId(s.getAppId()), s.getShuffleId(), s.getCommitted());
+    } else if (key.startsWith(StateKeys.OPEN)) {
+      state.addOpenSplit(splitKey(StateSplit.parseFrom(value)));
+    } else if (key.startsWith(StateKeys.SPLIT)) {
+      StateSplit split = StateSplit.parseFrom(value);
+      splitKey(split);
+      state.addCommittedSplit(split);
+    } else if (!key.equals(StateKeys.string(StateKeys.FORMAT))) {
+      throw new IllegalArgumentException("unknown key prefix");
+    }
+  }
+
+  private static SplitKey splitKey(StateSplit s) {
+    return new SplitKey(
+        Ids.checkAppId(s.getAppId()), s.getShuffleId(), s.getPartitionId(), s.getEpoch());
+  }
+
+  private static StateSplit keyOnly(SplitKey key) {
+    return StateSplit.newBuilder()
+        .setAppId(key.appId())
+        .setShuffleId(key.shuffleId())
+        .setPartitionId(key.partitionId())
+        .setEpoch(key.epoch())
+        .build();
+  }
+
+  @Override
+  public void applicationRegistered(String appId) {
+    write(
+        "register application " + appId,
+        false,
+        batch ->
+            batch.put(
+                StateKeys.app(appId),
+                StateApplication.newBuilder().setAppId(appId).build().toByteArray()));
+  }
+
+  @Override
+  public void shuffleRegistered(String appId, int shuffleId) {
+    write(
+        "register " + Ids.shuffle(appId, shuffleId),
+        false,
+        batch ->
+            batch.put(
+                StateKeys.shuffle(appId, shuffleId),
+                StateShuffle.newBuilder()
+                    .setAppId(appId)
+                    .setShuffleId(shuffleId)
+                    .build()
+                    .toByteArray()));
+  }
+
+  @Override
+  public void splitOpened(SplitKey key) {
+    write(
+        "record the new split " + key,
+        false,
+        batch -> batch.put(StateKeys.openSplit(key), keyOnly(key).toByteArray()));
+  }
+
+  @Override
+  public void splitCommitted(CommittedSplitFile file) {
+    SplitKey key = file.key();
+    StateSplit record =
+        keyOnly(key).toBuilder()
+            .setPath(file.path().toString())
+            .setLength(file.length())
+            .addAllChunkOffsets(file.chunkOffsets())
+            .setMapIndexes(ByteString.copyFrom(file.mapIndexes().toByteArray()))
+            .build();
+    write(
+        "record the commit of " + key + " (file " + file.path() + ")",
+        true,
+        batch -> {
+          batch.delete(StateKeys.openSplit(key));
+          batch.put(StateKeys.committedSplit(key), record.toByteArray());
+        });
+  }
+
+  @Override
+  public void shuffleCommitted(String appId, int shuffleId) {
+    write(
+        "record the commit of " + Ids.shuffle(appId, shuffleId),
+        true,
+        batch ->
+            batch.put(
+                StateKeys.shuffle(appId, shuffleId),
+                StateShuffle.newBuilder()
+                    .setAppId(appId)
+                    .setShuffleId(shuffleId)
+                    .setCommitted(true)
+                    .build()
+                    .toByteArray()));
+  }
+
+  @Override
+  public void shuffleRemoved(String appId, int shuffleId) {
+    write(
+        "remove " + Ids.shuffle(appId, shuffleId),
+        false,
+        batch -> {
+          batch.delete(StateKeys.shuffle(appId, shuffleId));
+          for (String prefix : new String[] {StateKeys.OPEN, StateKeys.SPLIT}) {
+            batch.deleteRange(
+                StateKeys.shuffleStart(prefix, appId, shuffleId),
+                StateKeys.shuffleEnd(prefix, appId, shuffleId));
+          }
+        });
+  }
+
+  @Override
+  public void applicationRemoved(String appId) {
+    write(
+        "remove application " + appId,
+        false,
+        batch -> {
+          batch.delete(StateKeys.app(appId));
+          for (String prefix : new String[] {StateKeys.SHUFFLE, StateKeys.OPEN, StateKeys.SPLIT}) {
+            batch.deleteRange(
+                StateKeys.applicationStart(prefix, appId), StateKeys.applicationEnd(prefix, appId));
+          }
+        });
+  }
+
+  /**
+   * Recovery: the committed file of {@code key} is gone or damaged. Its record becomes an open one,
+   * so the shuffle stays known to have lost data across further restarts.
+   */
+  void splitLost(SplitKey key) {
+    write(
+        "record the loss of " + key,
+        true,
+        batch -> {
+          batch.delete(StateKeys.committedSplit(key));
+          batch.put(StateKeys.openSplit(key), keyOnly(key).toByteArray());
+        });
+  }
+
+  StateMetrics metrics() {
+    return metrics;
+  }
+
+  /** Fills one atomic batch. */
+  private interface BatchFiller {
+    void fill(WriteBatch batch) throws RocksDBException;
+  }
+
+  private void write(String what, boolean commit, BatchFiller filler) {
+    lifecycle.readLock().lock();
+    try (WriteBatch batch = new WriteBatch()) {
+      if (closed) {
+        LOG.warn("State store {} is closed; cannot {}", dir, what);
+        metrics.writeFailures().inc();
+        return;
+      }
+      filler.fill(batch);
+      db.write(commit ? commitWrites : plainWrites, batch);
+      metrics.writes().mark();
+    } catch (RocksDBException e) {
+      metrics.writeFailures().inc();
+      LOG.error(
+          "State store {}: cannot {}; it will not survive a restart: {}", dir, what, e.toString());
+    } finally {
+      lifecycle.readLock().unlock();
+    }
+  }
+
+  /** Flushes and closes the database. Idempotent. */
+  @Override
+  public void close() {
+    lifecycle.writeLock().lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      try {
+        db.syncWal();
+      } catch (RocksDBException e) {
+        LOG.warn("State store {}: syncing the log at close failed: {}", dir, e.toString());
+      }
+      db.close();
+      plainWrites.close();
+      commitWrites.close();
+      options.close();
+    } finally {
+      lifecycle.writeLock().unlock();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return dir.toString();
+  }
+}

@@ -1,0 +1,35 @@
+package io.sluice.server.storage;
+
+/**
+ * Told of every change to what the server holds that must survive a restart, so that a state store
+ * can record it (see {@code io.sluice.server.state.ServerStateStore}).
+ *
+ * <p>Contract: each method is called on the thread that makes the change (network threads for
+ * registrations and new splits, flusher threads for commits), before the change is acknowledged to
+ * a client, and possibly concurrently and more than once for the same change; implementations are
+ * thread safe, fast and idempotent. They never throw: a listener that cannot record a change logs
+ * it, naming the application, shuffle and split, and counts it.
+ */
+public interface ShuffleStateListener {
+  /** Records nothing. */
+  ShuffleStateListener NONE = new ShuffleStateListener() {};
+
+  default void applicationRegistered(String appId) {}
+
+  default void shuffleRegistered(String appId, int shuffleId) {}
+
+  /** A split was created; its data is in memory or in an {@code .inprogress} file. */
+  default void splitOpened(SplitKey key) {}
+
+  /** A split's file was completed and renamed; a reader may be sent to it from now on. */
+  default void splitCommitted(CommittedSplitFile file) {}
+
+  /** The shuffle's stage commit finished: it takes no new split any more. */
+  default void shuffleCommitted(String appId, int shuffleId) {}
+
+  /** The shuffle and its files are being deleted. */
+  default void shuffleRemoved(String appId, int shuffleId) {}
+
+  /** The application, its shuffles and their files are being deleted. */
+  default void applicationRemoved(String appId) {}
+}

@@ -1,0 +1,49 @@
+package io.sluice.server.storage;
+
+import io.sluice.protocol.BatchFormat;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.BitSet;
+import java.util.List;
+
+/** Test helper: writes a split file from batches and describes it as a committed split. */
+public final class CommittedSplitFiles {
+  private CommittedSplitFiles() {}
+
+  /** One batch to write: map index, batch id and payload bytes. */
+  public static final class Batch {
+    public final int mapIndex;
+    public final int batchId;
+    public final byte[] payload;
+
+    public Batch(int mapIndex, int batchId, byte[] payload) {
+      this.mapIndex = mapIndex;
+      this.batchId = batchId;
+      this.payload = payload;
+    }
+
+    /** The batch as it sits in a file: header and payload. */
+    public byte[] bytes() {
+      ByteBuffer b = ByteBuffer.allocate(BatchFormat.HEADER_SIZE + payload.length);
+      b.putInt(mapIndex).putInt(0).putInt(batchId).putInt(payload.length).put(payload);
+      return b.array();
+    }
+  }
+
+  /** Writes {@code batches} in order to {@code file}, with one chunk holding everything. */
+  public static CommittedSplitFile write(Path file, int partition, List<Batch> batches)
+      throws IOException {
+    BitSet maps = new BitSet();
+    try (var out = Files.newOutputStream(file)) {
+      for (Batch b : batches) {
+        out.write(b.bytes());
+        maps.set(b.mapIndex);
+      }
+    }
+    long length = Files.size(file);
+    return new CommittedSplitFile(
+        new SplitKey("app-test", 0, partition, 0), file, length, List.of(0L, length), maps);
+  }
+}
