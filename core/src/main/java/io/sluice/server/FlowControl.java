@@ -31,6 +31,8 @@ final class FlowControl implements MemoryBudget.Listener {
 
   private final ScheduledExecutorService executor;
   private volatile TransportServer transport;
+  /** Executor thread only: a re-check is scheduled, so another one is not. */
+  private boolean recheckScheduled;
 
   FlowControl(MemoryBudget memory, ShuffleRegistry registry, ScheduledExecutorService executor) {
     this.memory = memory;
@@ -60,6 +62,11 @@ final class FlowControl implements MemoryBudget.Listener {
     executor.execute(() -> registry.flushLargest(bytes));
   }
 
+  private void recheck() {
+    recheckScheduled = false;
+    apply();
+  }
+
   private void apply() {
     TransportServer t = transport;
     if (t == null) {
@@ -76,7 +83,10 @@ final class FlowControl implements MemoryBudget.Listener {
           memory.held(),
           memory.max(),
           handed);
-      executor.schedule(this::apply, RECHECK_MILLIS, TimeUnit.MILLISECONDS);
+      if (!recheckScheduled) {
+        recheckScheduled = true;
+        executor.schedule(this::recheck, RECHECK_MILLIS, TimeUnit.MILLISECONDS);
+      }
     }
   }
 }
