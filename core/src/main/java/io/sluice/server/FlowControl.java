@@ -31,6 +31,7 @@ final class FlowControl implements MemoryBudget.Listener {
 
   private final ScheduledExecutorService executor;
   private volatile TransportServer transport;
+
   /** Executor thread only: a re-check is scheduled, so another one is not. */
   private boolean recheckScheduled;
 

@@ -83,6 +83,25 @@ public final class TestCluster implements AutoCloseable {
         new ServerConf(serverConf), new NetworkConf(serverConf), new MetricRegistry(), clock);
   }
 
+  /**
+   * Restarts server {@code i} as an operator would: a graceful stop, then a new server on the same
+   * port and data directories, which restores what the old one recorded in its state store.
+   */
+  public ShuffleServer restartServer(int i) throws IOException {
+    ShuffleServer old = servers.get(i);
+    int port = old.port();
+    old.close();
+    Path a = root.resolve("server" + i).resolve("disk1");
+    Path b = root.resolve("server" + i).resolve("disk2");
+    SluiceConf serverConf =
+        conf.with(Map.of("sluice.server.dirs", a + "," + b, "sluice.server.port", "" + port));
+    ShuffleServer restarted =
+        new ShuffleServer(
+            new ServerConf(serverConf), new NetworkConf(serverConf), new MetricRegistry(), clock);
+    servers.set(i, restarted);
+    return restarted;
+  }
+
   public List<ServerAddress> addresses() {
     List<ServerAddress> list = new ArrayList<>();
     for (ShuffleServer s : servers) {

@@ -46,6 +46,9 @@ import org.slf4j.LoggerFactory;
 public final class MapOutputPusher implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(MapOutputPusher.class);
 
+  /** First size of a partition's buffer; it doubles up to {@code sluice.push.bufferSize}. */
+  static final int INITIAL_BUFFER_SIZE = 4096;
+
   private final ClientContext context;
   private final CoordinatorClient coordinator;
   private final String appId;
@@ -111,11 +114,28 @@ public final class MapOutputPusher implements Closeable {
       pushBatch(partition, bytes, off, len);
       return;
     }
-    if (buffers[partition] == null) {
-      buffers[partition] = new byte[bufferSize];
+    byte[] buffer = buffers[partition];
+    if (buffer == null || buffer.length - fill[partition] < len) {
+      buffer = grow(buffer, fill[partition], fill[partition] + len);
+      buffers[partition] = buffer;
     }
-    System.arraycopy(bytes, off, buffers[partition], fill[partition], len);
+    System.arraycopy(bytes, off, buffer, fill[partition], len);
     fill[partition] += len;
+  }
+
+  /**
+   * A partition buffer starts small and doubles up to {@code sluice.push.bufferSize}: with
+   * thousands of partitions and little data in each, full-size buffers would cost a map task
+   * partitions x bufferSize bytes of garbage.
+   */
+  private byte[] grow(byte[] buffer, int used, int needed) {
+    int size = buffer == null ? INITIAL_BUFFER_SIZE : buffer.length * 2;
+    size = Math.min(bufferSize, Math.max(size, needed));
+    byte[] grown = new byte[size];
+    if (used > 0) {
+      System.arraycopy(buffer, 0, grown, 0, used);
+    }
+    return grown;
   }
 
   private void flushPartition(int partition) throws IOException {

@@ -11,6 +11,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -27,6 +28,12 @@ public final class DataDirectories implements AutoCloseable {
 
   /** {@code <partition>-<epoch>.data}, optionally {@code .inprogress}: files this server wrote. */
   static final Pattern SPLIT_FILE = Pattern.compile("\\d+-\\d+\\.data(\\.inprogress)?");
+
+  /**
+   * A split file or a file derived from one ({@code .inprogress}, sort-on-read's {@code .sorted}
+   * and {@code .sorted.index}, their {@code .tmp}); group 1 is the split file's name.
+   */
+  private static final Pattern SPLIT_OR_DERIVED = Pattern.compile("(\\d+-\\d+\\.data)(\\..+)?");
 
   private final List<DataDirectory> dirs;
   private final MemoryBudget memory;
@@ -158,8 +165,9 @@ public final class DataDirectories implements AutoCloseable {
 
   /**
    * At start: deletes every split file an earlier run left that is not in {@code keep} (the
-   * committed files the state store refers to, as absolute normalized paths), every {@code
-   * .inprogress} file among them, and the directories left empty.
+   * committed files the state store refers to, as absolute normalized paths) with the files derived
+   * from it, every {@code .inprogress} and {@code .tmp} file, and the directories left empty. The
+   * derived files of a kept split (its sorted copy and index) stay.
    *
    * @return the number of files deleted
    */
@@ -170,8 +178,7 @@ public final class DataDirectories implements AutoCloseable {
         for (Path p : (Iterable<Path>) walk::iterator) {
           if (Files.isRegularFile(p)
               && d.root().relativize(p).getNameCount() == 3
-              && SPLIT_FILE.matcher(p.getFileName().toString()).matches()
-              && !keep.contains(p.toAbsolutePath().normalize())) {
+              && isLeftover(p, keep)) {
             Files.deleteIfExists(p);
             deleted++;
           }
@@ -185,6 +192,18 @@ public final class DataDirectories implements AutoCloseable {
       LOG.info("Deleted {} split file(s) left by an earlier run that no state refers to", deleted);
     }
     return deleted;
+  }
+
+  private static boolean isLeftover(Path file, Set<Path> keep) {
+    String name = file.getFileName().toString();
+    Matcher m = SPLIT_OR_DERIVED.matcher(name);
+    if (!m.matches()) {
+      return false;
+    }
+    if (name.endsWith(ReducePartitionSplit.IN_PROGRESS_SUFFIX) || name.endsWith(".tmp")) {
+      return true;
+    }
+    return !keep.contains(file.resolveSibling(m.group(1)).toAbsolutePath().normalize());
   }
 
   private static void deleteEmptyDirs(Path root) {

@@ -37,6 +37,12 @@ class StateRecoveryTest {
     Path stray = Files.createDirectories(tmp.resolve("b").resolve("app-9").resolve("0"));
     Files.writeString(stray.resolve("0-0.data"), "no record refers to me");
     Files.writeString(stray.resolve("1-0.data.inprogress"), "half written");
+    // sort-on-read's copies: of a split no record refers to, and of a committed one
+    Files.writeString(stray.resolve("0-0.data.sorted"), "sorted copy");
+    Files.writeString(stray.resolve("0-0.data.sorted.index"), "its index");
+    Path keptSorted =
+        stage.get(0).path().resolveSibling(stage.get(0).path().getFileName() + ".sorted");
+    Files.writeString(keptSorted, "sorted copy of a committed split");
 
     try (ServerFixture server = new ServerFixture(tmp)) {
       StateRecovery.Summary summary = server.recover();
@@ -46,9 +52,9 @@ class StateRecoveryTest {
       assertThat(summary.splits()).isEqualTo(6);
       assertThat(summary.droppedSplits()).isZero();
       assertThat(summary.lostShuffles()).isZero();
-      assertThat(summary.deletedFiles()).isEqualTo(2);
-      assertThat(stray.resolve("0-0.data")).doesNotExist();
-      assertThat(stray.resolve("1-0.data.inprogress")).doesNotExist();
+      assertThat(summary.deletedFiles()).isEqualTo(4);
+      assertThat(stray).doesNotExist();
+      assertThat(keptSorted).exists();
 
       // the stage-committed shuffle serves its splits without a new commit
       ServerShuffle committed = server.registry.get("app-1", 0);

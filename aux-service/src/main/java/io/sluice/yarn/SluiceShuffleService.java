@@ -1,0 +1,151 @@
+package io.sluice.yarn;
+
+import com.codahale.metrics.MetricRegistry;
+import io.sluice.common.Clock;
+import io.sluice.common.SluiceConf;
+import io.sluice.network.NetworkConf;
+import io.sluice.server.ServerConf;
+import io.sluice.server.ShuffleServer;
+import java.nio.ByteBuffer;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.metrics2.MetricsException;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
+import org.apache.hadoop.yarn.server.api.ApplicationInitializationContext;
+import org.apache.hadoop.yarn.server.api.ApplicationTerminationContext;
+import org.apache.hadoop.yarn.server.api.AuxiliaryService;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Sluice shuffle server inside a YARN NodeManager: the same {@link ShuffleServer} the daemon
+ * runs, started with the NodeManager and stopped with it. This class only adapts: configuration
+ * ({@link YarnServerConf}), lifecycle, and metrics ({@link HadoopMetricsBridge}).
+ *
+ * <ul>
+ *   <li>{@code serviceInit} reads the {@code sluice.*} keys and checks them; {@code serviceStart}
+ *       starts the server (it restores what its state store recorded before it serves); {@code
+ *       serviceStop} stops it gracefully (open splits are committed and recorded) and leaves no
+ *       thread, port or open file behind.
+ *   <li>Applications register through Sluice's own protocol: the NodeManager calls {@link
+ *       #initializeApplication} only for services named in a container's service data, which Spark
+ *       and Flink do not send. {@link #stopApplication}, which reaches every aux service when an
+ *       application finishes on this node, deletes that application's shuffle data here.
+ *   <li>{@link #getMetaData} is the server's port, 4 bytes big-endian; never null, since the
+ *       NodeManager refuses containers that name a service whose metadata is null.
+ * </ul>
+ *
+ * <p>Configure it in yarn-site.xml as {@code yarn.nodemanager.aux-services = ...,sluice_shuffle}
+ * with {@code yarn.nodemanager.aux-services.sluice_shuffle.class} naming this class (see {@code
+ * conf/yarn-site.xml.example}).
+ */
+public final class SluiceShuffleService extends AuxiliaryService {
+  /** The name operators put in {@code yarn.nodemanager.aux-services}. */
+  public static final String NAME = "sluice_shuffle";
+
+  private static final Logger LOG = LoggerFactory.getLogger(SluiceShuffleService.class);
+
+  private ServerConf serverConf;
+  private NetworkConf networkConf;
+  private volatile ShuffleServer server;
+  private boolean metricsRegistered;
+
+  public SluiceShuffleService() {
+    super(NAME);
+  }
+
+  @Override
+  protected void serviceInit(Configuration conf) throws Exception {
+    SluiceConf sluice = YarnServerConf.from(conf, getRecoveryPath());
+    serverConf = new ServerConf(sluice);
+    networkConf = new NetworkConf(sluice);
+    for (String unknown : sluice.unknownKeys().keySet()) {
+      LOG.warn(
+          "Unknown configuration key {} in the NodeManager's configuration (ignored)", unknown);
+    }
+    super.serviceInit(conf);
+  }
+
+  @Override
+  protected void serviceStart() throws Exception {
+    MetricRegistry metrics = new MetricRegistry();
+    server = new ShuffleServer(serverConf, networkConf, metrics, Clock.SYSTEM);
+    registerMetrics(metrics);
+    LOG.info(
+        "{} serves on port {} with data directories {} and its state in {}",
+        NAME,
+        server.port(),
+        serverConf.dirs(),
+        serverConf.stateDir());
+    super.serviceStart();
+  }
+
+  /** Metrics are worth a warning, not the NodeManager: a failure here does not stop the service. */
+  private void registerMetrics(MetricRegistry metrics) {
+    try {
+      DefaultMetricsSystem.instance()
+          .register(
+              HadoopMetricsBridge.SOURCE,
+              HadoopMetricsBridge.DESCRIPTION,
+              new HadoopMetricsBridge(metrics));
+      metricsRegistered = true;
+    } catch (MetricsException e) {
+      LOG.warn(
+          "Cannot show Sluice's metrics in the NodeManager's metrics system: {}", e.toString());
+    }
+  }
+
+  @Override
+  protected void serviceStop() throws Exception {
+    if (metricsRegistered) {
+      DefaultMetricsSystem.instance().unregisterSource(HadoopMetricsBridge.SOURCE);
+      metricsRegistered = false;
+    }
+    ShuffleServer s = server;
+    server = null;
+    if (s != null) {
+      s.close();
+    }
+    super.serviceStop();
+  }
+
+  @Override
+  public void initializeApplication(ApplicationInitializationContext context) {
+    LOG.debug("Application {} starts on this node", context.getApplicationId());
+  }
+
+  /** Deletes the application's shuffle data on this node (on the server's threads). */
+  @Override
+  public void stopApplication(ApplicationTerminationContext context) {
+    ShuffleServer s = server;
+    if (s == null) {
+      return;
+    }
+    String appId = context.getApplicationId().toString();
+    s.registry()
+        .unregisterApplication(appId)
+        .whenComplete(
+            (v, e) -> {
+              if (e != null) {
+                LOG.warn("Deleting the shuffle data of application {} failed: {}", appId, e);
+              } else {
+                LOG.info(
+                    "Application {} finished; its shuffle data on this node is deleted", appId);
+              }
+            });
+  }
+
+  /** The server's port as 4 big-endian bytes; empty (never null) while it is not running. */
+  @Override
+  public ByteBuffer getMetaData() {
+    ShuffleServer s = server;
+    if (s == null) {
+      return ByteBuffer.allocate(0);
+    }
+    return ByteBuffer.allocate(Integer.BYTES).putInt(0, s.port());
+  }
+
+  /** The running server, or null; for tests that drive the service as a NodeManager does. */
+  public ShuffleServer server() {
+    return server;
+  }
+}

@@ -1,0 +1,147 @@
+package io.sluice.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One daemon run through the real {@code bin/shuffle-daemon} script, from this JVM's classpath,
+ * with its data, log and pid file under a test's directory: {@code start} (which waits until it
+ * serves), {@code stop} (SIGTERM, waiting until it exits) and {@link #kill()} (SIGKILL).
+ */
+final class DaemonProcess {
+  private static final long WAIT_SECONDS = 90;
+
+  private final Path script;
+  private final Path dataDir;
+  private final Path logDir;
+  private final Path portFile;
+
+  DaemonProcess(Path root) throws IOException {
+    String home = System.getProperty("sluice.home");
+    assertThat(home).as("the build passes -Dsluice.home=<repo root>").isNotNull();
+    this.script = Paths.get(home, "bin", "shuffle-daemon");
+    this.dataDir = Files.createDirectories(root.resolve("data"));
+    this.logDir = root.resolve("logs");
+    this.portFile = root.resolve("port");
+  }
+
+  Path dataDir() {
+    return dataDir;
+  }
+
+  /** Starts the daemon on {@code port} (0: any) and returns the port it serves on. */
+  int start(int port) throws Exception {
+    Files.deleteIfExists(portFile);
+    String output =
+        run(
+            "start",
+            "--port",
+            Integer.toString(port),
+            "--host",
+            "127.0.0.1",
+            "--dirs",
+            dataDir.toString(),
+            "--memory",
+            "64m",
+            "--port-file",
+            portFile.toString(),
+            "--set",
+            "sluice.metrics.port=-1",
+            "--set",
+            "sluice.commit.fsync=false",
+            "--set",
+            "sluice.flush.size=16k",
+            "--set",
+            "sluice.network.ioThreads=2");
+    assertThat(output).as("start: %s\n%s", output, log()).contains("started");
+    assertThat(portFile).as("port file; log:\n%s", log()).exists();
+    return Integer.parseInt(Files.readString(portFile).trim());
+  }
+
+  /** SIGTERM through the script; returns once the process has exited. */
+  void stop() throws Exception {
+    String output = run("stop");
+    assertThat(output).as("stop: %s\n%s", output, log()).contains("stopped");
+  }
+
+  /** kill -9: the process dies at once, without its shutdown hook. */
+  void kill() throws Exception {
+    ProcessHandle daemon = process().orElseThrow(() -> new AssertionError("no daemon running"));
+    daemon.destroyForcibly();
+    daemon.onExit().get(WAIT_SECONDS, TimeUnit.SECONDS);
+    Files.deleteIfExists(logDir.resolve("shuffle-daemon.pid"));
+  }
+
+  /** Kills a daemon a failed test left running. */
+  void killIfRunning() throws IOException {
+    process().ifPresent(ProcessHandle::destroyForcibly);
+  }
+
+  private Optional<ProcessHandle> process() throws IOException {
+    Path pidFile = logDir.resolve("shuffle-daemon.pid");
+    if (!Files.exists(pidFile)) {
+      return Optional.empty();
+    }
+    return ProcessHandle.of(Long.parseLong(Files.readString(pidFile).trim()));
+  }
+
+  /** The daemon's log so far (every run appends to it). */
+  String log() throws IOException {
+    Path log = logDir.resolve("shuffle-daemon.log");
+    return Files.exists(log) ? Files.readString(log) : "(no " + log + ")";
+  }
+
+  /** Every number the log printed for {@code pattern}'s group 1, in order. */
+  List<Long> logged(Pattern pattern) throws IOException {
+    List<Long> values = new ArrayList<>();
+    Matcher m = pattern.matcher(log());
+    while (m.find()) {
+      values.add(Long.parseLong(m.group(1)));
+    }
+    return values;
+  }
+
+  private String run(String... args) throws Exception {
+    List<String> command = new ArrayList<>();
+    command.add(script.toString());
+    command.addAll(Arrays.asList(args));
+    Path output = Files.createTempFile(logDir.getParent(), "script", ".txt");
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(output.toFile())
+            .redirectInput(ProcessBuilder.Redirect.from(Paths.get("/dev/null").toFile()));
+    Map<String, String> env = builder.environment();
+    env.remove("SLUICE_PID_DIR");
+    env.put("SLUICE_LOG_DIR", logDir.toString());
+    env.put("SLUICE_CLASSPATH", System.getProperty("java.class.path"));
+    env.put("SLUICE_HEAP", "256m");
+    env.put("SLUICE_STOP_TIMEOUT", Long.toString(WAIT_SECONDS));
+    env.put("SLUICE_START_WAIT", Long.toString(WAIT_SECONDS));
+    env.put("JAVA_HOME", System.getProperty("java.home"));
+    Process process = builder.start();
+    if (!process.waitFor(WAIT_SECONDS + 30, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      throw new AssertionError(
+          "'shuffle-daemon " + String.join(" ", args) + "' did not finish: " + read(output));
+    }
+    return read(output);
+  }
+
+  private static String read(Path file) throws IOException {
+    return Files.readString(file, StandardCharsets.UTF_8);
+  }
+}
