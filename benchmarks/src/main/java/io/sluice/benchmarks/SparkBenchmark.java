@@ -1,0 +1,343 @@
+package io.sluice.benchmarks;
+
+import com.beust.jcommander.JCommander;
+import com.beust.jcommander.Parameter;
+import com.beust.jcommander.ParameterException;
+import com.codahale.metrics.MetricRegistry;
+import io.sluice.common.Clock;
+import io.sluice.common.SluiceConf;
+import io.sluice.network.NetworkConf;
+import io.sluice.server.ServerConf;
+import io.sluice.server.ShuffleServer;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * {@code shuffle-bench spark}: the same Spark jobs on Spark's built-in sort shuffle and on Sluice,
+ * in one run, each timed after a warm-up run, in {@code local-cluster[2,1,M]} mode (two executor
+ * JVMs, as a cluster has) with one Sluice server in the benchmark's JVM. Prints a table, one JSON
+ * line per workload and, last, one JSON object with all of them.
+ *
+ * <p>Spark 3.5 needs JDK 17's {@code --add-opens} list, so the benchmark runs itself again in a
+ * child JVM with those options; the executors get them from Spark's launcher.
+ */
+final class SparkBenchmark {
+  static final String NAME = "spark";
+  static final String DESCRIPTION =
+      "Spark jobs (repartition, small-blocks, skew-join) on Sluice vs the built-in shuffle";
+  private static final String CHILD = "sluice.bench.spark.child";
+  private static final List<String> OPENS =
+      List.of(
+          "java.lang",
+          "java.lang.invoke",
+          "java.lang.reflect",
+          "java.io",
+          "java.net",
+          "java.nio",
+          "java.util",
+          "java.util.concurrent",
+          "java.util.concurrent.atomic",
+          "jdk.internal.ref",
+          "sun.nio.ch",
+          "sun.nio.cs",
+          "sun.security.action",
+          "sun.util.calendar");
+
+  /** Command-line options. */
+  static final class Options {
+    @Parameter(
+        names = "--scale",
+        description = "Multiplies every workload's data size (1 = the default sizes)")
+    double scale = 1.0;
+
+    @Parameter(
+        names = "--workloads",
+        description = "Comma-separated workloads to run: repartition, small-blocks, skew-join")
+    String workloads = "repartition,small-blocks,skew-join";
+
+    @Parameter(names = "--executor-memory", description = "Heap of each of the two executors")
+    String executorMemory = "2g";
+
+    @Parameter(names = "--dir", description = "Data directory of the Sluice server")
+    String dir = System.getProperty("java.io.tmpdir") + "/sluice-bench-spark";
+
+    @Parameter(
+        names = {"-h", "--help"},
+        help = true,
+        description = "Prints this help")
+    boolean help;
+  }
+
+  private SparkBenchmark() {}
+
+  static int run(String[] args, PrintStream out, PrintStream err) {
+    Options options = new Options();
+    JCommander commander =
+        JCommander.newBuilder().programName("shuffle-bench " + NAME).addObject(options).build();
+    try {
+      commander.parse(args);
+    } catch (ParameterException e) {
+      err.println("shuffle-bench " + NAME + ": " + e.getMessage());
+      return 2;
+    }
+    if (options.help) {
+      StringBuilder usage = new StringBuilder();
+      commander.getUsageFormatter().usage(usage);
+      out.print(usage);
+      return 0;
+    }
+    try {
+      if (System.getProperty(CHILD) == null) {
+        return relaunch(args, options);
+      }
+      return new SparkBenchmarkRun(options, out).run();
+    } catch (IOException e) {
+      err.println("shuffle-bench " + NAME + " failed: " + e);
+      return 1;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      err.println("shuffle-bench " + NAME + " interrupted");
+      return 1;
+    }
+  }
+
+  /** Runs the benchmark in a child JVM with the options Spark needs on JDK 17. */
+  private static int relaunch(String[] args, Options options)
+      throws IOException, InterruptedException {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    for (String open : OPENS) {
+      command.add("--add-opens=java.base/" + open + "=ALL-UNNAMED");
+    }
+    command.add("-Djdk.reflect.useDirectMethodHandle=false");
+    command.add("-Dio.netty.tryReflectionSetAccessible=true");
+    command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+    command.add("-D" + CHILD + "=true");
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(BenchMain.class.getName());
+    command.add(NAME);
+    command.addAll(Arrays.asList(args));
+    ProcessBuilder child = new ProcessBuilder(command).inheritIO();
+    // every Spark endpoint (driver, local-cluster workers, executors) on loopback
+    child.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
+    // the local-cluster workers keep their work directories (executor logs) under SPARK_HOME
+    Path sparkHome = Files.createDirectories(Path.of(options.dir, "spark-home"));
+    child.environment().put("SPARK_HOME", sparkHome.toString());
+    return child.start().waitFor();
+  }
+
+  /** One run of the benchmark, in the child JVM. */
+  static final class SparkBenchmarkRun {
+    private final Options options;
+    private final PrintStream out;
+
+    SparkBenchmarkRun(Options options, PrintStream out) {
+      this.options = options;
+      this.out = out;
+    }
+
+    private List<SparkWorkloads.Workload> workloads() {
+      double s = options.scale;
+      Map<String, SparkWorkloads.Workload> all = new LinkedHashMap<>();
+      all.put("repartition", SparkWorkloads.repartition(8, (int) (1_250_000 * s), 16));
+      all.put("small-blocks", SparkWorkloads.smallBlocks(400, 2000, (int) (4_000 * s)));
+      all.put("skew-join", SparkWorkloads.skewJoin((long) (2_000_000 * s), 200_000, 80));
+      List<SparkWorkloads.Workload> chosen = new ArrayList<>();
+      for (String name : options.workloads.split(",")) {
+        SparkWorkloads.Workload w = all.get(name.trim());
+        if (w == null) {
+          throw new IllegalArgumentException(
+              "unknown workload '" + name + "'; known: " + all.keySet());
+        }
+        chosen.add(w);
+      }
+      return chosen;
+    }
+
+    int run() throws IOException {
+      List<SparkWorkloads.Workload> workloads = workloads();
+      Path dir = Files.createDirectories(Path.of(options.dir));
+      Map<String, double[]> seconds = new LinkedHashMap<>();
+      Map<String, String[]> signatures = new LinkedHashMap<>();
+      Map<String, String> notes = new LinkedHashMap<>();
+      for (SparkWorkloads.Workload w : workloads) {
+        seconds.put(w.name(), new double[2]);
+        signatures.put(w.name(), new String[2]);
+      }
+      // 0: built-in, 1: Sluice
+      SparkSession builtin = session("shuffle-bench-builtin", Map.of());
+      try {
+        measure(builtin, workloads, 0, seconds, signatures, notes);
+      } finally {
+        builtin.stop();
+      }
+      try (ShuffleServer server = startServer(dir)) {
+        SparkSession sluice =
+            session(
+                "shuffle-bench-sluice",
+                Map.of(
+                    "spark.shuffle.manager",
+                    "org.apache.spark.shuffle.sluice.SluiceShuffleManager",
+                    "spark.shuffle.sort.io.plugin.class",
+                    "org.apache.spark.shuffle.sluice.SluiceShuffleDataIO",
+                    "spark.sluice.servers",
+                    "127.0.0.1:" + server.port()));
+        try {
+          measure(sluice, workloads, 1, seconds, signatures, notes);
+        } finally {
+          sluice.stop();
+        }
+      }
+      report(workloads, seconds, signatures, notes);
+      for (String[] s : signatures.values()) {
+        if (!s[0].equals(s[1])) {
+          return 1;
+        }
+      }
+      return 0;
+    }
+
+    private void measure(
+        SparkSession spark,
+        List<SparkWorkloads.Workload> workloads,
+        int column,
+        Map<String, double[]> seconds,
+        Map<String, String[]> signatures,
+        Map<String, String> notes) {
+      String mode = column == 0 ? "built-in" : "sluice";
+      for (SparkWorkloads.Workload w : workloads) {
+        out.println("# " + w.name() + " (" + w.describe() + ") on " + mode + ": warm-up");
+        w.run(spark);
+        long start = System.nanoTime();
+        SparkWorkloads.Outcome outcome = w.run(spark);
+        double s = (System.nanoTime() - start) / 1e9;
+        seconds.get(w.name())[column] = s;
+        signatures.get(w.name())[column] = outcome.signature;
+        if (!outcome.note.isEmpty()) {
+          notes.merge(w.name(), mode + ": " + outcome.note, (a, b) -> a + ", " + b);
+        }
+        out.printf(Locale.ROOT, "#   %.2f s, %s%n", s, outcome.signature);
+      }
+    }
+
+    private SparkSession session(String name, Map<String, String> extra) {
+      String classpath = System.getProperty("java.class.path");
+      SparkSession.Builder b =
+          SparkSession.builder()
+              .appName(name)
+              .master("local-cluster[2,1," + megabytes(options.executorMemory) + "]")
+              .config("spark.executor.memory", options.executorMemory)
+              .config("spark.ui.enabled", "false")
+              .config("spark.driver.host", "127.0.0.1")
+              .config("spark.driver.bindAddress", "127.0.0.1")
+              .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+              .config("spark.sql.adaptive.enabled", "true")
+              .config("spark.locality.wait", "0s")
+              // executors are started by Spark's launcher from this classpath (no distribution)
+              .config("spark.executorEnv.SPARK_DIST_CLASSPATH", classpath)
+              .config("spark.executorEnv.SPARK_SCALA_VERSION", "2.12")
+              .config("spark.executorEnv.SPARK_TESTING", "1");
+      for (Map.Entry<String, String> e : extra.entrySet()) {
+        b = b.config(e.getKey(), e.getValue());
+      }
+      return b.getOrCreate();
+    }
+
+    private static int megabytes(String size) {
+      String s = size.trim().toLowerCase(Locale.ROOT);
+      long n = Long.parseLong(s.replaceAll("[a-z]+$", ""));
+      if (s.endsWith("g")) {
+        return (int) (n * 1024);
+      }
+      return (int) n;
+    }
+
+    private static ShuffleServer startServer(Path dir) throws IOException {
+      SluiceConf conf =
+          SluiceConf.of(
+              Map.of(
+                  "sluice.server.host",
+                  "127.0.0.1",
+                  "sluice.server.port",
+                  "0",
+                  "sluice.server.dirs",
+                  dir.toString(),
+                  "sluice.commit.fsync",
+                  "false"));
+      return new ShuffleServer(
+          new ServerConf(conf), new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM);
+    }
+
+    private void report(
+        List<SparkWorkloads.Workload> workloads,
+        Map<String, double[]> seconds,
+        Map<String, String[]> signatures,
+        Map<String, String> notes) {
+      out.println();
+      out.printf(
+          Locale.ROOT,
+          "%-14s %12s %12s %8s %8s  %s%n",
+          "workload",
+          "built-in s",
+          "sluice s",
+          "ratio",
+          "equal",
+          "notes");
+      List<String> json = new ArrayList<>();
+      for (SparkWorkloads.Workload w : workloads) {
+        double[] s = seconds.get(w.name());
+        String[] sig = signatures.get(w.name());
+        boolean equal = sig[0].equals(sig[1]);
+        double ratio = s[1] / s[0];
+        String note = notes.getOrDefault(w.name(), "");
+        out.printf(
+            Locale.ROOT,
+            "%-14s %12.2f %12.2f %8.3f %8s  %s%n",
+            w.name(),
+            s[0],
+            s[1],
+            ratio,
+            equal,
+            note);
+        json.add(
+            "{\"workload\":"
+                + Json.str(w.name())
+                + ",\"sluiceSeconds\":"
+                + Json.num(s[1])
+                + ",\"builtinSeconds\":"
+                + Json.num(s[0])
+                + ",\"ratio\":"
+                + Json.num(ratio)
+                + ",\"resultsEqual\":"
+                + equal
+                + ",\"description\":"
+                + Json.str(w.describe())
+                + ",\"notes\":"
+                + Json.str(note)
+                + "}");
+      }
+      for (String line : json) {
+        out.println(line);
+      }
+      out.println(
+          "{\"benchmark\":\"spark\",\"master\":\"local-cluster[2,1,"
+              + megabytes(options.executorMemory)
+              + "]\",\"cores\":"
+              + Runtime.getRuntime().availableProcessors()
+              + ",\"workloads\":["
+              + String.join(",", json)
+              + "]}");
+    }
+  }
+}

@@ -1,0 +1,56 @@
+package org.apache.spark.shuffle.sluice;
+
+import io.sluice.protocol.proto.ServerAddress;
+import java.io.IOException;
+import java.util.List;
+import org.apache.spark.SparkConf;
+
+/**
+ * Finds the Sluice servers an application places its shuffles on; called on the driver when the
+ * first shuffle is registered. Implementations have a public no-argument constructor.
+ *
+ * <p>{@link #fromConf} picks one: the configured list ({@code spark.sluice.servers}) when it is
+ * set, else the class named by {@code spark.sluice.serverDiscovery}. Discovering the NodeManagers
+ * of a YARN cluster (their aux service on the configured port) is such a class.
+ */
+public interface ServerDiscovery {
+  /**
+   * The servers, at least one.
+   *
+   * @throws IOException naming what was looked at when no server can be found
+   */
+  List<ServerAddress> servers(SparkConf conf) throws IOException;
+
+  /** The discovery the configuration asks for. */
+  static ServerDiscovery fromConf(SparkConf conf) {
+    if (conf.contains(SparkSluiceConf.SERVERS)) {
+      return new ConfiguredServers();
+    }
+    String className = conf.get(SparkSluiceConf.SERVER_DISCOVERY, "");
+    if (className.isEmpty()) {
+      throw new IllegalArgumentException(
+          "No Sluice servers: set "
+              + SparkSluiceConf.SERVERS
+              + " to host:port,host:port,... or "
+              + SparkSluiceConf.SERVER_DISCOVERY
+              + " to a "
+              + ServerDiscovery.class.getName()
+              + " class");
+    }
+    try {
+      return (ServerDiscovery)
+          Class.forName(className, true, Thread.currentThread().getContextClassLoader())
+              .getDeclaredConstructor()
+              .newInstance();
+    } catch (ReflectiveOperationException | ClassCastException e) {
+      throw new IllegalArgumentException(
+          "Cannot create the server discovery "
+              + className
+              + " named by "
+              + SparkSluiceConf.SERVER_DISCOVERY
+              + ": "
+              + e,
+          e);
+    }
+  }
+}

@@ -1,0 +1,55 @@
+package org.apache.spark.shuffle.sluice;
+
+import io.sluice.client.ClientContext;
+import io.sluice.client.coordinator.CoordinatorClient;
+import io.sluice.common.SluiceConf;
+import io.sluice.protocol.proto.ServerAddress;
+import java.io.Closeable;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The one {@link ClientContext} of a Spark JVM (executor or driver), created on first use, and a
+ * coordinator client per coordinator address. All tasks of the JVM share its connections and its
+ * in-flight bound. Thread safe.
+ */
+final class SluiceClients implements Closeable {
+  private final SluiceConf conf;
+  private final Map<ServerAddress, CoordinatorClient> coordinators = new ConcurrentHashMap<>();
+  private volatile ClientContext context;
+  private boolean closed; // guarded by this
+
+  SluiceClients(SluiceConf conf) {
+    this.conf = conf;
+  }
+
+  ClientContext context() {
+    ClientContext c = context;
+    if (c != null) {
+      return c;
+    }
+    synchronized (this) {
+      if (closed) {
+        throw new IllegalStateException("the Sluice shuffle manager is stopped");
+      }
+      if (context == null) {
+        context = new ClientContext(conf);
+      }
+      return context;
+    }
+  }
+
+  CoordinatorClient coordinator(ServerAddress address) {
+    return coordinators.computeIfAbsent(address, a -> new CoordinatorClient(context(), a));
+  }
+
+  @Override
+  public synchronized void close() {
+    closed = true;
+    if (context != null) {
+      context.close();
+      context = null;
+    }
+    coordinators.clear();
+  }
+}

@@ -1,0 +1,184 @@
+package org.apache.spark.shuffle.sluice;
+
+import io.sluice.client.ClientContext;
+import io.sluice.client.coordinator.CoordinatorClient;
+import io.sluice.client.read.PartitionReader;
+import io.sluice.client.read.ShuffleBatch;
+import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.CommittedShuffle;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.serializer.SerializerInstance;
+import org.apache.spark.shuffle.FetchFailedException;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import scala.Tuple2;
+import scala.collection.AbstractIterator;
+import scala.collection.Iterator;
+
+/**
+ * The deserialized records of a reduce task's ranges: generation after generation, the committed
+ * splits of partitions [startPartition, endPartition) read for maps [startMapIndex, endMapIndex),
+ * keeping only the attempts Spark registered, each batch once. Updates the read metrics. Any
+ * failure to get or read the data (lost partitions, an unreachable or failing server, a corrupt
+ * chunk) is thrown as a {@link FetchFailedException} naming the generation's location, so Spark
+ * unregisters that generation's outputs and reruns its maps. Closes what it opened when exhausted
+ * or when {@link #close} is called (task end). Task thread only.
+ */
+final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>> {
+  private final SluiceShuffleHandle<?, ?, ?> handle;
+  private final ClientContext client;
+  private final CoordinatorClient coordinator;
+  private final SerializerInstance serializer;
+  private final ShuffleReadMetricsReporter metrics;
+  private final int startMapIndex;
+  private final int endMapIndex;
+  private final int startPartition;
+  private final int endPartition;
+  private final Deque<MapOutputsByGeneration.Generation> pending = new ArrayDeque<>();
+
+  private MapOutputsByGeneration.Generation generation;
+  private PartitionReader reader;
+  private Iterator<Tuple2<Object, Object>> records;
+  private boolean closed;
+
+  SluiceRecordIterator(
+      SluiceShuffleHandle<?, ?, ?> handle,
+      MapOutputsByGeneration outputs,
+      SluiceClients clients,
+      SerializerInstance serializer,
+      ShuffleReadMetricsReporter metrics,
+      int startMapIndex,
+      int endMapIndex,
+      int startPartition,
+      int endPartition) {
+    this.handle = handle;
+    this.client = clients.context();
+    this.coordinator = clients.coordinator(handle.coordinator());
+    this.serializer = serializer;
+    this.metrics = metrics;
+    this.startMapIndex = startMapIndex;
+    this.endMapIndex = endMapIndex;
+    this.startPartition = startPartition;
+    this.endPartition = endPartition;
+    for (MapOutputsByGeneration.Generation g : outputs.generations()) {
+      pending.add(g);
+    }
+  }
+
+  @Override
+  public boolean hasNext() {
+    while (records == null || !records.hasNext()) {
+      if (!nextBatch()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  @Override
+  public Tuple2<Object, Object> next() {
+    if (!hasNext()) {
+      throw new java.util.NoSuchElementException("no more records in " + describe());
+    }
+    metrics.incRecordsRead(1);
+    return records.next();
+  }
+
+  /** Moves to the next batch, opening generations as needed; false when all is read. */
+  private boolean nextBatch() {
+    while (true) {
+      if (reader == null) {
+        if (pending.isEmpty() || closed) {
+          close();
+          return false;
+        }
+        generation = pending.poll();
+        reader = open(generation);
+      }
+      ShuffleBatch batch;
+      long start = System.nanoTime();
+      try {
+        batch = reader.next();
+      } catch (IOException e) {
+        throw fetchFailed(e);
+      } finally {
+        metrics.incFetchWaitTime(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+      }
+      if (batch == null) {
+        metrics.incRemoteBlocksFetched(generation.blocks);
+        metrics.incRemoteBytesRead(generation.bytes);
+        reader.close();
+        reader = null;
+        continue;
+      }
+      records =
+          serializer
+              .deserializeStream(new ByteArrayInputStream(batch.payload()))
+              .asKeyValueIterator();
+      return true;
+    }
+  }
+
+  private PartitionReader open(MapOutputsByGeneration.Generation g) {
+    try {
+      CommittedShuffle committed =
+          coordinator.committedSplits(g.id, startPartition, endPartition, true);
+      CommittedShuffle counted = committed.toBuilder().clearWinningAttempts().build();
+      CommittedShuffle.Builder b = counted.toBuilder();
+      for (int a : g.attempts) {
+        b.addWinningAttempts(a);
+      }
+      return new PartitionReader(
+          client, handle.appId(), g.id, b.build(), startMapIndex, endMapIndex);
+    } catch (IOException | StatusException e) {
+      throw fetchFailed(e);
+    }
+  }
+
+  private RuntimeException fetchFailed(Exception cause) {
+    close();
+    String message =
+        "Cannot read "
+            + describe()
+            + " from Sluice generation "
+            + generation.id
+            + ": "
+            + cause.getMessage();
+    return Sneaky.raise(
+        new FetchFailedException(
+            MapOutputLocation.ofGeneration(generation.id),
+            handle.shuffleId(),
+            -1L,
+            -1,
+            startPartition,
+            message,
+            cause));
+  }
+
+  private String describe() {
+    return handle.describe()
+        + " partitions ["
+        + startPartition
+        + ", "
+        + endPartition
+        + ") maps ["
+        + startMapIndex
+        + ", "
+        + endMapIndex
+        + ")";
+  }
+
+  /** Releases fetched chunks and closes streams; idempotent. */
+  void close() {
+    closed = true;
+    pending.clear();
+    records = null;
+    if (reader != null) {
+      reader.close();
+      reader = null;
+    }
+  }
+}

@@ -1,0 +1,160 @@
+package org.apache.spark.shuffle.sluice;
+
+import io.sluice.client.coordinator.ShuffleCoordinator;
+import io.sluice.common.SluiceConf;
+import io.sluice.protocol.proto.ServerAddress;
+import java.io.IOException;
+import java.util.List;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.SparkException;
+import org.apache.spark.TaskContext;
+import org.apache.spark.shuffle.ShuffleHandle;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
+import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.shuffle.sort.SortShuffleManager;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Spark's shuffle through Sluice: set {@code spark.shuffle.manager} to this class and {@code
+ * spark.sluice.servers} to the servers (and, for stateless executors and dynamic allocation without
+ * the external shuffle service, {@code spark.shuffle.sort.io.plugin.class} to {@link
+ * SluiceShuffleDataIO}). Spark 3.5 loads the manager before {@code --jars} are added, so the client
+ * jar goes on {@code spark.driver.extraClassPath} and {@code spark.executor.extraClassPath}.
+ *
+ * <p>On the driver it owns the application's {@link ShuffleCoordinator} (created with the first
+ * shuffle, when the application id is known): {@link #registerShuffle} registers the shuffle with
+ * it, {@link #unregisterShuffle} deletes its files on the servers, {@link #stop} unregisters the
+ * application. Executors (and the driver, when it runs tasks) share one client context per JVM.
+ *
+ * <p>It extends {@link SortShuffleManager} for one reason: Spark SQL copies every row before a
+ * shuffle unless the manager is a SortShuffleManager, to protect writers that buffer row objects.
+ * This writer serializes each record before it takes the next one, so the copy would be pure cost.
+ * Every shuffle method is overridden; nothing of the local-disk shuffle runs.
+ */
+public class SluiceShuffleManager extends SortShuffleManager {
+  private static final Logger LOG = LoggerFactory.getLogger(SluiceShuffleManager.class);
+
+  private final SparkConf conf;
+  private final boolean isDriver;
+  private final SluiceConf sluiceConf;
+  private final SluiceClients clients;
+  private ShuffleCoordinator coordinator; // driver only; guarded by this
+
+  public SluiceShuffleManager(SparkConf conf, boolean isDriver) {
+    super(conf);
+    this.conf = conf;
+    this.isDriver = isDriver;
+    this.sluiceConf = SparkSluiceConf.toSluiceConf(conf);
+    this.clients = new SluiceClients(sluiceConf);
+  }
+
+  @Override
+  public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dep) {
+    int numMaps = dep.rdd().getNumPartitions();
+    int numPartitions = dep.partitioner().numPartitions();
+    ShuffleCoordinator c = coordinator();
+    try {
+      c.registerShuffle(shuffleId, numMaps, numPartitions);
+    } catch (IOException e) {
+      throw Sneaky.raise(
+          new SparkException(
+              "Cannot register shuffle "
+                  + shuffleId
+                  + " of app "
+                  + c.appId()
+                  + " with Sluice: "
+                  + e.getMessage(),
+              e));
+    }
+    return new SluiceShuffleHandle<>(
+        shuffleId, dep, c.appId(), SparkSluiceConf.driverHost(conf), c.port(), numMaps);
+  }
+
+  /** The application's coordinator, started with the first shuffle. */
+  private synchronized ShuffleCoordinator coordinator() {
+    if (!isDriver) {
+      throw new IllegalStateException("shuffles are registered on the driver only");
+    }
+    if (coordinator == null) {
+      String appId = conf.getAppId();
+      try {
+        List<ServerAddress> servers = ServerDiscovery.fromConf(conf).servers(conf);
+        coordinator =
+            new ShuffleCoordinator(
+                appId, servers, clients.context(), SparkSluiceConf.driverBindAddress(conf));
+        LOG.info(
+            "Sluice coordinator of {} listens on {}:{}; servers {}",
+            appId,
+            SparkSluiceConf.driverHost(conf),
+            coordinator.port(),
+            servers);
+      } catch (IOException e) {
+        throw Sneaky.raise(
+            new SparkException(
+                "Cannot start the Sluice coordinator of app " + appId + ": " + e.getMessage(), e));
+      }
+    }
+    return coordinator;
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <K, V> ShuffleWriter<K, V> getWriter(
+      ShuffleHandle handle, long mapId, TaskContext context, ShuffleWriteMetricsReporter metrics) {
+    return new SluiceShuffleWriter<>(
+        (SluiceShuffleHandle<K, V, Object>) handle, mapId, context, metrics, clients);
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <K, C> ShuffleReader<K, C> getReader(
+      ShuffleHandle handle,
+      int startMapIndex,
+      int endMapIndex,
+      int startPartition,
+      int endPartition,
+      TaskContext context,
+      ShuffleReadMetricsReporter metrics) {
+    return new SluiceShuffleReader<>(
+        (SluiceShuffleHandle<K, ?, C>) handle,
+        startMapIndex,
+        endMapIndex,
+        startPartition,
+        endPartition,
+        context,
+        metrics,
+        clients,
+        SparkEnv.get().mapOutputTracker());
+  }
+
+  @Override
+  public boolean unregisterShuffle(int shuffleId) {
+    ShuffleCoordinator c;
+    synchronized (this) {
+      c = coordinator;
+    }
+    if (c != null) {
+      c.unregisterShuffle(shuffleId);
+    }
+    return true;
+  }
+
+  @Override
+  public void stop() {
+    ShuffleCoordinator c;
+    synchronized (this) {
+      c = coordinator;
+      coordinator = null;
+    }
+    if (c != null) {
+      c.close();
+    }
+    clients.close();
+    super.stop();
+  }
+}

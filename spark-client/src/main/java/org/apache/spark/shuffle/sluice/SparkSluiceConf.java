@@ -1,0 +1,56 @@
+package org.apache.spark.shuffle.sluice;
+
+import io.sluice.common.SluiceConf;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.spark.SparkConf;
+import scala.Tuple2;
+
+/**
+ * Sluice's settings inside a Spark application. Every {@code spark.sluice.*} key of the Spark
+ * configuration reaches the core as {@code sluice.*} (so {@code spark.sluice.push.bufferSize} is
+ * {@code sluice.push.bufferSize}); the keys below are the Spark client's own.
+ */
+public final class SparkSluiceConf {
+  static final String PREFIX = "spark.sluice.";
+
+  /** Comma-separated {@code host:port} list of the Sluice servers the application uses. */
+  public static final String SERVERS = "spark.sluice.servers";
+
+  /**
+   * Class of a {@link ServerDiscovery} that finds the servers when {@link #SERVERS} is not set (the
+   * YARN discovery of the NodeManagers' aux services plugs in here).
+   */
+  public static final String SERVER_DISCOVERY = "spark.sluice.serverDiscovery";
+
+  private SparkSluiceConf() {}
+
+  /**
+   * The core's configuration: every {@code spark.sluice.*} key as {@code sluice.*}. When Spark's
+   * {@code spark.shuffle.compress} is false and {@code spark.sluice.push.compression} is not set,
+   * batches are not compressed either.
+   */
+  public static SluiceConf toSluiceConf(SparkConf spark) {
+    Map<String, String> values = new HashMap<>();
+    for (Tuple2<String, String> e : spark.getAll()) {
+      if (e._1().startsWith(PREFIX)) {
+        values.put("sluice." + e._1().substring(PREFIX.length()), e._2());
+      }
+    }
+    if (!spark.getBoolean("spark.shuffle.compress", true)
+        && !values.containsKey("sluice.push.compression")) {
+      values.put("sluice.push.compression", "none");
+    }
+    return SluiceConf.of(values);
+  }
+
+  /** The host executors reach the driver's coordinator at. */
+  static String driverHost(SparkConf spark) {
+    return spark.get("spark.driver.host", "localhost");
+  }
+
+  /** The address the driver's coordinator binds. */
+  static String driverBindAddress(SparkConf spark) {
+    return spark.get("spark.driver.bindAddress", driverHost(spark));
+  }
+}

@@ -1,0 +1,68 @@
+package org.apache.spark.shuffle.sluice;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sluice.client.ClientConf;
+import io.sluice.common.SluiceConf;
+import io.sluice.protocol.proto.ServerAddress;
+import java.util.List;
+import org.apache.spark.SparkConf;
+import org.junit.jupiter.api.Test;
+
+class SparkSluiceConfTest {
+  @Test
+  void everySparkSluiceKeyReachesTheCore() {
+    SparkConf spark =
+        new SparkConf(false)
+            .set("spark.sluice.push.bufferSize", "16k")
+            .set("spark.sluice.read.prefetchChunks", "5")
+            .set("spark.executor.memory", "1g");
+    SluiceConf conf = SparkSluiceConf.toSluiceConf(spark);
+    assertThat(conf.get(ClientConf.PUSH_BUFFER_SIZE)).isEqualTo(16 << 10);
+    assertThat(conf.get(ClientConf.READ_PREFETCH_CHUNKS)).isEqualTo(5);
+    assertThat(conf.asMap()).doesNotContainKey("sluice.executor.memory").hasSize(2);
+  }
+
+  @Test
+  void uncompressedSparkShuffleMeansUncompressedBatchesUnlessSetExplicitly() {
+    SparkConf spark = new SparkConf(false).set("spark.shuffle.compress", "false");
+    assertThat(SparkSluiceConf.toSluiceConf(spark).get(ClientConf.COMPRESSION)).isEqualTo("none");
+    spark.set("spark.sluice.push.compression", "lz4");
+    assertThat(SparkSluiceConf.toSluiceConf(spark).get(ClientConf.COMPRESSION)).isEqualTo("lz4");
+  }
+
+  @Test
+  void serverListParses() {
+    List<ServerAddress> servers = ConfiguredServers.parse(" a:1, b.example:9290 ,");
+    assertThat(servers).extracting(ServerAddress::getHost).containsExactly("a", "b.example");
+    assertThat(servers).extracting(ServerAddress::getPort).containsExactly(1, 9290);
+  }
+
+  @Test
+  void badServerListsAreRefusedNamingTheEntry() {
+    assertThatThrownBy(() -> ConfiguredServers.parse("a:1,b"))
+        .hasMessageContaining("'b'")
+        .hasMessageContaining(SparkSluiceConf.SERVERS);
+    assertThatThrownBy(() -> ConfiguredServers.parse("a:x")).hasMessageContaining("'a:x'");
+    assertThatThrownBy(() -> ConfiguredServers.parse(" , ")).hasMessageContaining("no server");
+  }
+
+  @Test
+  void withoutServersOrDiscoveryTheErrorSaysWhatToSet() {
+    assertThatThrownBy(() -> ServerDiscovery.fromConf(new SparkConf(false)))
+        .hasMessageContaining(SparkSluiceConf.SERVERS)
+        .hasMessageContaining(SparkSluiceConf.SERVER_DISCOVERY);
+    SparkConf custom =
+        new SparkConf(false).set(SparkSluiceConf.SERVER_DISCOVERY, FixedServers.class.getName());
+    assertThat(ServerDiscovery.fromConf(custom)).isInstanceOf(FixedServers.class);
+  }
+
+  /** A discovery plugged in by class name. */
+  public static final class FixedServers implements ServerDiscovery {
+    @Override
+    public List<ServerAddress> servers(SparkConf conf) {
+      return List.of(io.sluice.client.ClientContext.address("h", 1));
+    }
+  }
+}

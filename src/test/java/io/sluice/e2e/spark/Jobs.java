@@ -1,0 +1,194 @@
+package io.sluice.e2e.spark;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.util.TaskCompletionListener;
+import scala.Tuple2;
+
+/**
+ * The jobs every suite runs on the built-in shuffle and on Sluice. Each returns its result as
+ * strings in a canonical order (sorted, unless the job's own order is what it tests), so results
+ * compare with {@code equals} and differences print readably. Tiny data, few partitions: they test
+ * behaviour, not speed.
+ */
+final class Jobs {
+  private Jobs() {}
+
+  static JavaSparkContext jsc(SparkSession spark) {
+    return JavaSparkContext.fromSparkContext(spark.sparkContext());
+  }
+
+  static List<Integer> range(int n) {
+    return IntStream.range(0, n).boxed().collect(Collectors.toList());
+  }
+
+  static List<String> sorted(List<String> rows) {
+    List<String> copy = new ArrayList<>(rows);
+    Collections.sort(copy);
+    return copy;
+  }
+
+  static List<String> strings(List<?> rows) {
+    return rows.stream().map(String::valueOf).collect(Collectors.toList());
+  }
+
+  static List<String> reduceByKey(SparkSession spark) {
+    JavaPairRDD<Integer, Long> counts =
+        jsc(spark)
+            .parallelize(range(20_000), 4)
+            .mapToPair(i -> new Tuple2<>(i % 97, (long) i))
+            .reduceByKey(Long::sum, 5);
+    return sorted(strings(counts.collect()));
+  }
+
+  static List<String> groupByKey(SparkSession spark) {
+    JavaPairRDD<Integer, Iterable<Integer>> groups =
+        jsc(spark)
+            .parallelize(range(6_000), 3)
+            .mapToPair(i -> new Tuple2<>(i % 50, i))
+            .groupByKey(4);
+    return sorted(
+        strings(
+            groups
+                .mapValues(
+                    vs -> {
+                      List<Integer> l = new ArrayList<>();
+                      vs.forEach(l::add);
+                      Collections.sort(l);
+                      return l.toString();
+                    })
+                .collect()));
+  }
+
+  /** The order of the result is what this job tests. */
+  static List<String> sortByKey(SparkSession spark) {
+    return strings(
+        jsc(spark)
+            .parallelize(range(8_000), 4)
+            .mapToPair(i -> new Tuple2<>((i * 7919) % 8_009, i))
+            .sortByKey(true, 5)
+            .collect());
+  }
+
+  static List<String> join(SparkSession spark) {
+    JavaSparkContext sc = jsc(spark);
+    JavaPairRDD<Integer, Integer> left =
+        sc.parallelize(range(3_000), 3).mapToPair(i -> new Tuple2<>(i % 100, i));
+    JavaPairRDD<Integer, String> right =
+        sc.parallelize(range(1_000), 2).mapToPair(i -> new Tuple2<>(i % 150, "v" + i));
+    return sorted(strings(left.join(right, 6).collect()));
+  }
+
+  /** Which partition each record lands in must match too (round robin from a seeded start). */
+  static List<String> repartition(SparkSession spark) {
+    JavaRDD<String> tagged =
+        jsc(spark)
+            .parallelize(range(10_000), 3)
+            .repartition(7)
+            .mapPartitionsWithIndex(
+                (index, it) -> {
+                  List<String> out = new ArrayList<>();
+                  it.forEachRemaining(v -> out.add(index + ":" + v));
+                  return out.iterator();
+                },
+                true);
+    return sorted(tagged.collect());
+  }
+
+  /**
+   * Injected failures: attempt 0 of every even map fails halfway through its output (after some
+   * batches were pushed); attempt 0 of every map divisible by 3 fails after its whole output was
+   * pushed and reported (a completion listener throws), so two complete attempts exist and only the
+   * one Spark registered may count; attempt 0 of reduce partition 1 fails after reading.
+   */
+  static List<String> withTaskFailures(SparkSession spark) {
+    JavaPairRDD<Integer, Long> sums =
+        jsc(spark)
+            .parallelize(range(40_000), 6)
+            .mapPartitions(
+                it -> {
+                  TaskContext task = TaskContext.get();
+                  List<Integer> all = new ArrayList<>();
+                  it.forEachRemaining(all::add);
+                  boolean firstAttempt = task.attemptNumber() == 0;
+                  if (firstAttempt && task.partitionId() % 3 == 0) {
+                    task.addTaskCompletionListener(
+                        (TaskCompletionListener)
+                            ctx -> {
+                              throw new IllegalStateException("injected failure after the map");
+                            });
+                  }
+                  if (firstAttempt && task.partitionId() % 2 == 0) {
+                    List<Integer> half = new ArrayList<>(all.subList(0, all.size() / 2));
+                    return new FailingIterator<>(half.iterator());
+                  }
+                  return all.iterator();
+                })
+            .mapToPair(i -> new Tuple2<>(i % 113, (long) i))
+            .reduceByKey(Long::sum, 4)
+            .mapPartitionsWithIndex(
+                (index, it) -> {
+                  List<Tuple2<Integer, Long>> out = new ArrayList<>();
+                  it.forEachRemaining(out::add);
+                  if (index == 1 && TaskContext.get().attemptNumber() == 0) {
+                    throw new IllegalStateException("injected failure after the reduce read");
+                  }
+                  return out.iterator();
+                },
+                true)
+            .mapToPair(t -> t);
+    return sorted(strings(sums.collect()));
+  }
+
+  /** Yields its elements, then fails instead of ending. */
+  static final class FailingIterator<T> implements java.util.Iterator<T>, java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    private final java.util.Iterator<T> delegate;
+
+    FailingIterator(java.util.Iterator<T> delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public boolean hasNext() {
+      if (!delegate.hasNext()) {
+        throw new IllegalStateException("injected failure halfway through the map output");
+      }
+      return true;
+    }
+
+    @Override
+    public T next() {
+      return delegate.next();
+    }
+  }
+
+  static Dataset<Row> people(SparkSession spark) {
+    return spark
+        .range(0, 5_000, 1, 4)
+        .selectExpr("id", "id % 37 AS dept", "CAST(id * 13 % 1000 AS DOUBLE) AS salary");
+  }
+
+  static List<String> dataFrameAggregateAndJoin(SparkSession spark) {
+    Dataset<Row> people = people(spark);
+    Dataset<Row> depts =
+        spark.range(0, 37, 1, 2).selectExpr("id AS dept", "concat('dept-', id) AS name");
+    Dataset<Row> stats =
+        people
+            .groupBy("dept")
+            .agg(
+                org.apache.spark.sql.functions.count("id").as("n"),
+                org.apache.spark.sql.functions.sum("salary").as("total"));
+    return sorted(strings(stats.join(depts, "dept").collectAsList()));
+  }
+}

@@ -1,0 +1,65 @@
+package io.sluice.e2e.spark;
+
+import com.codahale.metrics.MetricRegistry;
+import io.sluice.common.Clock;
+import io.sluice.common.SluiceConf;
+import io.sluice.network.NetworkConf;
+import io.sluice.server.ServerConf;
+import io.sluice.server.ShuffleServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/** Real Sluice servers in the test JVM, on ephemeral loopback ports, for Spark jobs to use. */
+final class SluiceServers implements AutoCloseable {
+  private final List<ShuffleServer> servers = new ArrayList<>();
+
+  SluiceServers(Path root, int count) throws IOException {
+    for (int i = 0; i < count; i++) {
+      Path dir = Files.createDirectories(root.resolve("server" + i));
+      SluiceConf conf =
+          SluiceConf.of(
+              Map.of(
+                  "sluice.server.host", "127.0.0.1",
+                  "sluice.server.port", "0",
+                  "sluice.server.dirs", dir.toString(),
+                  "sluice.network.ioThreads", "2",
+                  "sluice.memory.max", "128m",
+                  "sluice.flush.size", "64k",
+                  "sluice.read.chunkSize", "256k",
+                  "sluice.commit.fsync", "false"));
+      servers.add(
+          new ShuffleServer(
+              new ServerConf(conf), new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM));
+    }
+  }
+
+  /** The value of {@code spark.sluice.servers}. */
+  String list() {
+    return servers.stream().map(s -> "127.0.0.1:" + s.port()).collect(Collectors.joining(","));
+  }
+
+  List<ShuffleServer> all() {
+    return servers;
+  }
+
+  /** Sorts done by all servers for map-range reads. */
+  long sorts() {
+    long n = 0;
+    for (ShuffleServer s : servers) {
+      n += s.metrics().registry().meter("sluice.server.sort.sorts").getCount();
+    }
+    return n;
+  }
+
+  @Override
+  public void close() {
+    for (ShuffleServer s : servers) {
+      s.close();
+    }
+  }
+}

@@ -1,0 +1,95 @@
+package io.sluice.e2e.spark;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * Spark sessions for the suites: the built-in sort shuffle in {@code local[2]} (the reference), and
+ * Sluice in {@code local-cluster[2,1,1024]}: two executor JVMs started by Spark's launcher from the
+ * test classpath (see the surefire environment in src/test/pom.xml), all on loopback. Only one
+ * session runs at a time in a JVM.
+ */
+final class SparkSessions {
+  static final String MANAGER = "org.apache.spark.shuffle.sluice.SluiceShuffleManager";
+  static final String DATA_IO = "org.apache.spark.shuffle.sluice.SluiceShuffleDataIO";
+
+  private SparkSessions() {}
+
+  private static SparkSession.Builder common(String name, String master) {
+    return SparkSession.builder()
+        .appName(name)
+        .master(master)
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.default.parallelism", "4")
+        .config("spark.sql.adaptive.enabled", "true")
+        .config("spark.task.maxFailures", "4")
+        .config("spark.locality.wait", "0s");
+  }
+
+  /** The built-in sort shuffle, in one JVM: what every job's result is compared with. */
+  static SparkSession builtin(String name) {
+    return common(name + "-builtin", "local[2,4]").getOrCreate();
+  }
+
+  /**
+   * Sluice in local-cluster mode, stateless executors declared through the shuffle IO plugin.
+   * Executors run Netty's leak detector on paranoid; {@link #executorLeaks} reads their logs.
+   */
+  static SparkSession sluice(String name, String servers, Map<String, String> extra) {
+    SparkSession.Builder b =
+        common(name, "local-cluster[2,1,1024]")
+            .config("spark.shuffle.manager", MANAGER)
+            .config("spark.shuffle.sort.io.plugin.class", DATA_IO)
+            .config("spark.sluice.servers", servers)
+            .config("spark.sluice.push.bufferSize", "8k")
+            .config("spark.sluice.push.retryWait", "10ms")
+            .config("spark.executor.memory", "1g")
+            .config(
+                "spark.executor.extraJavaOptions",
+                "-Dio.netty.leakDetection.level=paranoid -XX:+UseSerialGC");
+    for (Map.Entry<String, String> e : extra.entrySet()) {
+      b = b.config(e.getKey(), e.getValue());
+    }
+    return b.getOrCreate();
+  }
+
+  /**
+   * Lines of an application's executor logs where Netty reported a leaked buffer. Local-cluster
+   * workers keep their work directories (one per application, with each executor's stderr) in
+   * temporary directories that they delete when the session stops, so call this before stopping.
+   *
+   * @throws IllegalStateException when no executor log of the application is found
+   */
+  static List<String> executorLeaks(String appId) throws IOException {
+    List<Path> logs = new ArrayList<>();
+    Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+    try (Stream<Path> dirs = Files.find(tmp, 3, (p, a) -> a.isDirectory() && p.endsWith(appId))) {
+      for (Path appDir : (Iterable<Path>) dirs::iterator) {
+        try (Stream<Path> files = Files.walk(appDir)) {
+          files.filter(f -> f.getFileName().toString().equals("stderr")).forEach(logs::add);
+        }
+      }
+    }
+    if (logs.isEmpty()) {
+      throw new IllegalStateException("no executor log of " + appId + " under " + tmp);
+    }
+    List<String> leaks = new ArrayList<>();
+    for (Path log : logs) {
+      for (String line : Files.readAllLines(log)) {
+        if (line.contains("LEAK:")) {
+          leaks.add(log + ": " + line);
+        }
+      }
+    }
+    return leaks;
+  }
+}
