@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.codahale.metrics.MetricRegistry;
 import io.sluice.client.ClientContext;
 import io.sluice.e2e.ApplicationClient;
+import io.sluice.protocol.proto.ServerAddress;
 import io.sluice.server.state.ServerStateStore;
 import io.sluice.testutil.Records;
 import java.lang.management.ManagementFactory;
@@ -191,6 +192,23 @@ class YarnAuxServiceIT {
     assertThat(jmxLong("memoryMax")).isEqualTo(64L << 20);
   }
 
+  @Test
+  @Order(3)
+  void sparkOnYarnFindsTheNodeManagersAsItsServers() throws Exception {
+    org.apache.spark.SparkConf spark =
+        new org.apache.spark.SparkConf(false)
+            .set("spark.master", "yarn")
+            .set(org.apache.spark.shuffle.sluice.YarnServerDiscovery.SERVER_PORT, "" + port);
+    for (Map.Entry<String, String> e : cluster.getConfig()) {
+      spark.set("spark.hadoop." + e.getKey(), e.getValue());
+    }
+    List<ServerAddress> servers =
+        org.apache.spark.shuffle.sluice.ServerDiscovery.fromConf(spark).servers(spark);
+    assertThat(servers)
+        .containsExactly(
+            ClientContext.address(nodeManager().getNMContext().getNodeId().getHost(), port));
+  }
+
   private static long jmxLong(String attribute) {
     try {
       ObjectName bean = new ObjectName("Hadoop:service=NodeManager,name=SluiceShuffleService");
@@ -218,7 +236,7 @@ class YarnAuxServiceIT {
   }
 
   @Test
-  @Order(3)
+  @Order(4)
   void stoppingTheNodeManagerLeavesNoSluiceThreadPortOrOpenStore() throws Exception {
     ClassLoader loader = serviceClassLoader();
     yarn.stop();
@@ -263,10 +281,17 @@ class YarnAuxServiceIT {
       if (!Files.exists(app)) {
         continue;
       }
-      try (Stream<Path> walk = Files.walk(app)) {
-        walk.filter(Files::isRegularFile).forEach(files::add);
-      } catch (java.io.IOException | java.io.UncheckedIOException e) {
-        // deleted while walking
+      while (true) {
+        List<Path> found = new ArrayList<>();
+        try (Stream<Path> walk = Files.walk(app)) {
+          walk.filter(Files::isRegularFile).forEach(found::add);
+          files.addAll(found);
+          break;
+        } catch (java.nio.file.NoSuchFileException e) {
+          break; // the whole application directory is gone
+        } catch (java.io.IOException | java.io.UncheckedIOException e) {
+          // a file vanished mid-walk: walk again rather than report a partial list
+        }
       }
     }
     return files;

@@ -108,10 +108,16 @@ class YarnRecoveryIT {
     }
   }
 
+  /** Regular files under {@code localDir}; walks again when a file vanishes mid-walk. */
   private static List<Path> dataFiles(Path localDir) throws Exception {
-    try (Stream<Path> walk = Files.walk(localDir)) {
-      return walk.filter(Files::isRegularFile).collect(Collectors.toList());
+    while (Files.isDirectory(localDir)) {
+      try (Stream<Path> walk = Files.walk(localDir)) {
+        return walk.filter(Files::isRegularFile).collect(Collectors.toList());
+      } catch (java.io.UncheckedIOException | java.nio.file.NoSuchFileException e) {
+        // the service is deleting files as we walk: look again
+      }
     }
+    return List.of();
   }
 
   private static int freePort() throws Exception {

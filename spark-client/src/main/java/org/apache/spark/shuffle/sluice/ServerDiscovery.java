@@ -10,8 +10,8 @@ import org.apache.spark.SparkConf;
  * first shuffle is registered. Implementations have a public no-argument constructor.
  *
  * <p>{@link #fromConf} picks one: the configured list ({@code spark.sluice.servers}) when it is
- * set, else the class named by {@code spark.sluice.serverDiscovery}. Discovering the NodeManagers
- * of a YARN cluster (their aux service on the configured port) is such a class.
+ * set, else the class named by {@code spark.sluice.serverDiscovery}, else, when the application
+ * runs on YARN, the NodeManagers of the cluster ({@link YarnServerDiscovery}).
  */
 public interface ServerDiscovery {
   /**
@@ -27,11 +27,14 @@ public interface ServerDiscovery {
       return new ConfiguredServers();
     }
     String className = conf.get(SparkSluiceConf.SERVER_DISCOVERY, "");
+    if (className.isEmpty() && conf.get("spark.master", "").startsWith("yarn")) {
+      return new YarnServerDiscovery();
+    }
     if (className.isEmpty()) {
       throw new IllegalArgumentException(
           "No Sluice servers: set "
               + SparkSluiceConf.SERVERS
-              + " to host:port,host:port,... or "
+              + " to host:port,host:port,..., run on YARN, or set "
               + SparkSluiceConf.SERVER_DISCOVERY
               + " to a "
               + ServerDiscovery.class.getName()
