@@ -32,7 +32,10 @@ public final class MemoryBudget {
     /** The state changed (paused or resumed). */
     void stateChanged();
 
-    /** A body did not fit under the maximum; flush at least {@code bytes}. */
+    /**
+     * Flush at least {@code bytes}: a body did not fit under the maximum, or held memory crossed
+     * the early-flush mark (halfway between the resume and pause marks).
+     */
     void needRoom(long bytes);
   }
 
@@ -40,6 +43,14 @@ public final class MemoryBudget {
   private final long pauseAt;
   private final long replicaPauseAt;
   private final long resumeAt;
+
+  /**
+   * Halfway between the resume and the pause marks: crossing it upwards starts flushing the largest
+   * buffers down to the resume mark while pushes still flow, so the pause is the rare case and not
+   * the rhythm of a busy server.
+   */
+  private final long earlyFlushAt;
+
   private final Clock clock;
   private volatile Listener listener =
       new Listener() {
@@ -74,6 +85,7 @@ public final class MemoryBudget {
     this.pauseAt = (long) (max * pause);
     this.replicaPauseAt = (long) (max * replicaPause);
     this.resumeAt = (long) (max * resume);
+    this.earlyFlushAt = resumeAt + (pauseAt - resumeAt) / 2;
     this.clock = clock;
   }
 
@@ -105,6 +117,9 @@ public final class MemoryBudget {
         held += bytes;
         peak = Math.max(peak, held);
         reserved = true;
+        if (held >= earlyFlushAt && held - bytes < earlyFlushAt && state == State.ACCEPTING) {
+          needRoom = held - resumeAt;
+        }
       } else {
         needRoom = bytes;
       }

@@ -46,7 +46,9 @@ class MemoryBudgetTest {
     m.release(110);
     assertThat(m.state()).isEqualTo(MemoryBudget.State.ACCEPTING);
     assertThat(m.pausedMillis()).isEqualTo(250);
-    assertThat(events).containsExactly("PUSH_PAUSED", "ALL_PAUSED", "room 100", "ACCEPTING");
+    assertThat(events)
+        .as("crossing the early-flush mark (650) asks to flush down to the resume mark first")
+        .containsExactly("room 200", "PUSH_PAUSED", "ALL_PAUSED", "room 100", "ACCEPTING");
     m.release(500);
     assertThat(m.held()).isZero();
     assertThat(m.peak()).isEqualTo(910);
