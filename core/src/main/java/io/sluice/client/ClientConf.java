@@ -51,6 +51,12 @@ public final class ClientConf {
   public static final ConfigKey<Integer> COORDINATOR_PORT =
       ConfigKey.integer(
           "sluice.coordinator.port", 0, "Port of the coordinator's endpoint; 0 picks a free port.");
+  public static final ConfigKey<Long> EXCLUDE_DURATION =
+      ConfigKey.millis(
+          "sluice.coordinator.excludeDuration",
+          "60s",
+          "A server that could not be reached or failed a request gets no new partitions for this"
+              + " long; 0 never excludes.");
   public static final ConfigKey<Long> COMMIT_TIMEOUT =
       ConfigKey.millis(
           "sluice.coordinator.commitTimeout",
@@ -69,6 +75,7 @@ public final class ClientConf {
           READ_PREFETCH_CHUNKS,
           HEARTBEAT_INTERVAL,
           COORDINATOR_PORT,
+          EXCLUDE_DURATION,
           COMMIT_TIMEOUT);
 
   private final int pushBufferSize;
@@ -82,6 +89,7 @@ public final class ClientConf {
   private final long heartbeatIntervalMillis;
   private final int coordinatorPort;
   private final long commitTimeoutMillis;
+  private final long excludeDurationMillis;
 
   public ClientConf(SluiceConf conf) {
     long buffer = conf.get(PUSH_BUFFER_SIZE);
@@ -112,6 +120,7 @@ public final class ClientConf {
     }
     this.coordinatorPort = conf.get(COORDINATOR_PORT);
     this.commitTimeoutMillis = conf.get(COMMIT_TIMEOUT);
+    this.excludeDurationMillis = conf.get(EXCLUDE_DURATION);
   }
 
   /** Bytes. */
@@ -154,6 +163,10 @@ public final class ClientConf {
 
   public int coordinatorPort() {
     return coordinatorPort;
+  }
+
+  public long excludeDurationMillis() {
+    return excludeDurationMillis;
   }
 
   public long commitTimeoutMillis() {

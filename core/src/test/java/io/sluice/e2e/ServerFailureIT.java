@@ -44,6 +44,11 @@ class ServerFailureIT {
       for (PartitionLocation l : cluster.coordinator().locations(0)) {
         assertThat(l.getServer().getPort()).isNotEqualTo(deadPort);
       }
+      // the dead server is left out of placement for a while: a new shuffle avoids it
+      cluster.coordinator().registerShuffle(1, 1, 10);
+      for (PartitionLocation l : cluster.coordinator().locations(1)) {
+        assertThat(l.getServer().getPort()).isNotEqualTo(deadPort);
+      }
       Records.Checker checker = new Records.Checker();
       try (PartitionReader reader = cluster.reader(0, 0, 10, 0, 2)) {
         ShuffleBatch b;

@@ -76,7 +76,7 @@ class ShuffleGenerationsIT {
       assertThat(read(cluster, 5, false)).isEqualTo(20);
 
       // a committed generation takes no more partitions moves
-      assertThatThrownBy(() -> cluster.coordinatorClient().revive(5, 0, 0, "test"))
+      assertThatThrownBy(() -> cluster.coordinatorClient().revive(5, 0, 0, "test", false))
           .isInstanceOf(StatusException.class)
           .satisfies(e -> assertThat(((StatusException) e).status()).isEqualTo(Status.BAD_REQUEST))
           .hasMessageContaining("committed");

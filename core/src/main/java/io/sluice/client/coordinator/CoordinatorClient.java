@@ -123,8 +123,12 @@ public final class CoordinatorClient {
         .getCommitted();
   }
 
-  /** A new location for a partition whose location at {@code failedEpoch} takes no more data. */
-  public PartitionLocation revive(int shuffleId, int partitionId, int failedEpoch, String reason)
+  /**
+   * A new location for a partition whose location at {@code failedEpoch} takes no more data; {@code
+   * serverFailed} when that server could not be reached or failed the request.
+   */
+  public PartitionLocation revive(
+      int shuffleId, int partitionId, int failedEpoch, String reason, boolean serverFailed)
       throws IOException, StatusException {
     return context
         .call(
@@ -138,6 +142,7 @@ public final class CoordinatorClient {
                         .setPartitionId(partitionId)
                         .setFailedEpoch(failedEpoch)
                         .setReason(reason)
+                        .setServerFailed(serverFailed)
                         .build(),
                     id))
         .getLocation();

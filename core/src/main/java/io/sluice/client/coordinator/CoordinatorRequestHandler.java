@@ -69,7 +69,11 @@ final class CoordinatorRequestHandler implements RequestHandler {
             RevivePartition h = request.header(RevivePartition.class);
             PartitionLocation next =
                 coordinator.revive(
-                    h.getShuffleId(), h.getPartitionId(), h.getFailedEpoch(), h.getReason());
+                    h.getShuffleId(),
+                    h.getPartitionId(),
+                    h.getFailedEpoch(),
+                    h.getReason(),
+                    h.getServerFailed());
             channel.writeAndFlush(Messages.response(ok(id).setLocation(next).build()));
             return;
           }

@@ -1,6 +1,7 @@
 package io.sluice.client.coordinator;
 
 import io.sluice.client.ClientContext;
+import io.sluice.common.Clock;
 import io.sluice.common.Ids;
 import io.sluice.network.TransportServer;
 import io.sluice.protocol.MessageType;
@@ -46,6 +47,7 @@ public final class ShuffleCoordinator implements Closeable {
   private final List<ServerAddress> servers;
   private final ClientContext context;
   private final Map<Integer, CoordinatedShuffle> shuffles = new ConcurrentHashMap<>();
+  private final ServerExclusions exclusions;
   private final Set<ServerAddress> registeredServers = ConcurrentHashMap.newKeySet();
   private final ShuffleGenerations generations = new ShuffleGenerations();
   private final Object generationLock = new Object();
@@ -65,6 +67,7 @@ public final class ShuffleCoordinator implements Closeable {
     }
     this.servers = List.copyOf(servers);
     this.context = context;
+    this.exclusions = new ServerExclusions(context.conf().excludeDurationMillis(), Clock.SYSTEM);
     try {
       this.endpoint =
           new TransportServer(
@@ -111,11 +114,13 @@ public final class ShuffleCoordinator implements Closeable {
     }
     List<ServerAddress> usable = new ArrayList<>();
     IOException lastError = null;
-    for (ServerAddress s : servers) {
+    for (ServerAddress s : exclusions.usable(servers)) {
       try {
         registerOn(s, shuffleId);
         usable.add(s);
       } catch (IOException | StatusException e) {
+        exclusions.exclude(
+            s, "registering " + Ids.shuffle(appId, shuffleId) + ": " + e.getMessage());
         LOG.warn(
             "Server {} refused {}; placing its partitions elsewhere: {}",
             ClientContext.format(s),
@@ -320,9 +325,12 @@ public final class ShuffleCoordinator implements Closeable {
   /**
    * Moves a partition off the location that failed at {@code failedEpoch}: the next epoch goes to
    * another server (the same one if it is the only one). Concurrent calls for the same failure get
-   * the same new location.
+   * the same new location. When {@code serverFailed} (the server could not be reached or failed the
+   * request, rather than refusing more data), that server gets no new partitions for {@code
+   * sluice.coordinator.excludeDuration}.
    */
-  public PartitionLocation revive(int shuffleId, int partitionId, int failedEpoch, String reason)
+  public PartitionLocation revive(
+      int shuffleId, int partitionId, int failedEpoch, String reason, boolean serverFailed)
       throws IOException {
     CoordinatedShuffle s = shuffle(shuffleId);
     if (partitionId < 0 || partitionId >= s.numPartitions()) {
@@ -343,13 +351,19 @@ public final class ShuffleCoordinator implements Closeable {
       if (now.getEpoch() > failedEpoch) {
         return now;
       }
-      int from = servers.indexOf(now.getServer());
+      if (serverFailed) {
+        exclusions.exclude(now.getServer(), reason);
+      }
+      List<ServerAddress> candidates = exclusions.usable(servers);
+      int from = candidates.indexOf(now.getServer());
       IOException lastError = null;
-      for (int i = 1; i <= servers.size(); i++) {
-        ServerAddress candidate = servers.get((from + i) % servers.size());
+      for (int i = 1; i <= candidates.size(); i++) {
+        ServerAddress candidate = candidates.get(Math.floorMod(from + i, candidates.size()));
         try {
           registerOn(candidate, shuffleId);
         } catch (IOException | StatusException e) {
+          exclusions.exclude(
+              candidate, "registering " + Ids.shuffle(appId, shuffleId) + ": " + e.getMessage());
           lastError = new IOException(e.getMessage(), e);
           continue;
         }

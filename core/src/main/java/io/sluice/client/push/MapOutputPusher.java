@@ -309,7 +309,7 @@ public final class MapOutputPusher implements Closeable {
             () -> {
               if (moveOn) {
                 try {
-                  revive(push.partition, location, cause.getMessage());
+                  revive(push.partition, location, cause.getMessage(), transientFailure);
                 } catch (RuntimeException e) {
                   done(push, new IOException(e.getMessage(), e));
                   return;
@@ -327,19 +327,21 @@ public final class MapOutputPusher implements Closeable {
    */
   private void reviveAfterSoftSplit(int partition, PartitionLocation location) {
     try {
-      revive(partition, location, "soft split");
+      revive(partition, location, "soft split", false);
     } catch (RuntimeException e) {
       LOG.warn("{}", e.getMessage());
     }
   }
 
   /** Asks the coordinator for a new location (scheduler thread). */
-  private void revive(int partition, PartitionLocation failed, String reason) {
+  private void revive(
+      int partition, PartitionLocation failed, String reason, boolean serverFailed) {
     if (locations.get(partition).getEpoch() > failed.getEpoch()) {
       return;
     }
     try {
-      PartitionLocation next = coordinator.revive(shuffleId, partition, failed.getEpoch(), reason);
+      PartitionLocation next =
+          coordinator.revive(shuffleId, partition, failed.getEpoch(), reason, serverFailed);
       locations.accumulateAndGet(
           partition, next, (now, n) -> n.getEpoch() > now.getEpoch() ? n : now);
     } catch (IOException | StatusException e) {
