@@ -1,13 +1,11 @@
 package io.sluice.server;
 
 import com.google.protobuf.ByteString;
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.DefaultFileRegion;
 import io.sluice.common.Ids;
 import io.sluice.network.Message;
 import io.sluice.network.RequestHandler;
-import io.sluice.protocol.BatchFormat;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.proto.CloseStream;
@@ -28,10 +26,8 @@ import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.read.ReadStreams;
 import io.sluice.server.sort.MapRangeReads;
 import io.sluice.server.storage.CommittedSplitFile;
-import io.sluice.server.storage.ReducePartitionSplit;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
-import io.sluice.server.storage.StorageUnavailableException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -46,10 +42,10 @@ final class ServerRequestHandler implements RequestHandler {
   private static final Logger LOG = LoggerFactory.getLogger(ServerRequestHandler.class);
 
   private final ShuffleRegistry registry;
-  private final MemoryBudget memory;
   private final ReadStreams streams;
   private final ServerMetrics metrics;
   private final FlowControl flowControl;
+  private final PushIntake intake;
   private final MapRangeReads rangeReads;
 
   ServerRequestHandler(
@@ -60,10 +56,10 @@ final class ServerRequestHandler implements RequestHandler {
       FlowControl flowControl,
       MapRangeReads rangeReads) {
     this.registry = registry;
-    this.memory = memory;
     this.streams = streams;
     this.metrics = metrics;
     this.flowControl = flowControl;
+    this.intake = new PushIntake(registry, memory, metrics);
     this.rangeReads = rangeReads;
   }
 
@@ -163,88 +159,16 @@ final class ServerRequestHandler implements RequestHandler {
                     : Messages.error(requestId, Status.INTERNAL_ERROR, e.toString())));
   }
 
+  /** Decodes a push, hands it to the intake (which owns the body from then on), answers. */
   private Message push(Channel channel, Message request) {
     PushData h = request.header(PushData.class);
-    ByteBuf body = request.body();
-    int bytes = body.readableBytes();
-    ServerShuffle shuffle = registry.get(h.getAppId(), h.getShuffleId());
-    String problem = null;
-    Status status = Status.BAD_REQUEST;
-    if (shuffle == null) {
-      status = Status.SHUFFLE_NOT_REGISTERED;
-      problem = Ids.shuffle(h.getAppId(), h.getShuffleId()) + " is not registered on this server";
-    } else if (h.getPartitionId() < 0 || h.getEpoch() < 0) {
-      problem =
-          "negative partition or epoch ("
-              + h.getPartitionId()
-              + ", "
-              + h.getEpoch()
-              + ") for "
-              + shuffle;
-    } else {
-      problem = BatchFormat.check(body, (m, a, b, l) -> {});
-      if (problem != null) {
-        problem =
-            "malformed push for "
-                + Ids.split(h.getAppId(), h.getShuffleId(), h.getPartitionId(), h.getEpoch())
-                + ": "
-                + problem;
-      }
+    PushIntake.Outcome outcome = intake.accept(h, request.body());
+    if (outcome.taken()) {
+      flowControl.pushedOn(channel);
     }
-    if (problem != null) {
-      request.release();
-      metrics.badRequests().mark();
-      return Messages.error(h.getRequestId(), status, problem);
-    }
-    ReducePartitionSplit split;
-    try {
-      split = shuffle.splitForPush(h.getPartitionId(), h.getEpoch());
-    } catch (StorageUnavailableException e) {
-      request.release();
-      return Messages.error(h.getRequestId(), Status.HARD_SPLIT, e.getMessage());
-    }
-    if (split == null) {
-      request.release();
-      return Messages.error(
-          h.getRequestId(), Status.STAGE_ENDED, shuffle + " is committed; no more pushes");
-    }
-    if (!memory.tryReserve(bytes)) {
-      request.release();
-      metrics.pushesCongested().mark();
-      return Messages.error(
-          h.getRequestId(),
-          Status.CONGESTED,
-          "server memory is "
-              + memory.state()
-              + " ("
-              + memory.held()
-              + " of "
-              + memory.max()
-              + " bytes held, sluice.memory.max); retry later");
-    }
-    Status result = split.append(body);
-    if (result != Status.OK && result != Status.SOFT_SPLIT) {
-      memory.release(bytes);
-      request.release();
-      return Messages.error(
-          h.getRequestId(),
-          result,
-          result == Status.STAGE_ENDED
-              ? split.key() + " is committed; no more pushes"
-              : split.key()
-                  + " takes no more data (a write failed or it was dropped);"
-                  + " push to a new location");
-    }
-    metrics.bytesPushed().mark(bytes);
-    flowControl.pushedOn(channel);
-    if (result == Status.SOFT_SPLIT) {
-      metrics.softSplits().mark();
-      return Messages.error(
-          h.getRequestId(),
-          Status.SOFT_SPLIT,
-          split.key() + " took the data; move the partition to a new split");
-    }
-    return Messages.ok(h.getRequestId());
+    return outcome.status == Status.OK
+        ? Messages.ok(h.getRequestId())
+        : Messages.error(h.getRequestId(), outcome.status, outcome.message);
   }
 
   private void commit(Channel channel, CommitShuffle h) {

@@ -1,0 +1,132 @@
+package io.sluice.server;
+
+import io.netty.buffer.ByteBuf;
+import io.sluice.common.Ids;
+import io.sluice.protocol.BatchFormat;
+import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.Status;
+import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.storage.ReducePartitionSplit;
+import io.sluice.server.storage.ServerShuffle;
+import io.sluice.server.storage.ShuffleRegistry;
+import io.sluice.server.storage.StorageUnavailableException;
+
+/**
+ * Takes a pushed body into its split, or says why not: the shuffle is unknown, the body is
+ * malformed, the split is committed or moved on, or the body does not fit in memory. Every answer
+ * names the application, shuffle and partition. Thread safe.
+ */
+final class PushIntake {
+  /** What became of a push: its status and, unless OK, a message a person can act on. */
+  static final class Outcome {
+    final Status status;
+    final String message;
+
+    private Outcome(Status status, String message) {
+      this.status = status;
+      this.message = message;
+    }
+
+    /** True when the server took the body (OK or SOFT_SPLIT). */
+    boolean taken() {
+      return status == Status.OK || status == Status.SOFT_SPLIT;
+    }
+  }
+
+  private static final Outcome OK = new Outcome(Status.OK, "");
+
+  private final ShuffleRegistry registry;
+  private final MemoryBudget memory;
+  private final ServerMetrics metrics;
+
+  PushIntake(ShuffleRegistry registry, MemoryBudget memory, ServerMetrics metrics) {
+    this.registry = registry;
+    this.memory = memory;
+    this.metrics = metrics;
+  }
+
+  /**
+   * Takes {@code body} (ownership passes to this method): when the outcome is taken, the split owns
+   * the body and its memory reservation; otherwise the body is released here.
+   */
+  Outcome accept(PushData h, ByteBuf body) {
+    Outcome outcome = tryAccept(h, body);
+    if (!outcome.taken()) {
+      body.release();
+    }
+    return outcome;
+  }
+
+  private Outcome tryAccept(PushData h, ByteBuf body) {
+    String split = Ids.split(h.getAppId(), h.getShuffleId(), h.getPartitionId(), h.getEpoch());
+    ServerShuffle shuffle = registry.get(h.getAppId(), h.getShuffleId());
+    if (shuffle == null) {
+      return new Outcome(
+          Status.SHUFFLE_NOT_REGISTERED,
+          Ids.shuffle(h.getAppId(), h.getShuffleId()) + " is not registered on this server");
+    }
+    if (h.getPartitionId() < 0 || h.getEpoch() < 0) {
+      return bad(
+          "negative partition or epoch ("
+              + h.getPartitionId()
+              + ", "
+              + h.getEpoch()
+              + ") for "
+              + shuffle);
+    }
+    String problem = BatchFormat.check(body, (m, a, b, l) -> {});
+    if (problem != null) {
+      return bad("malformed push for " + split + ": " + problem);
+    }
+    ReducePartitionSplit target;
+    try {
+      target = shuffle.splitForPush(h.getPartitionId(), h.getEpoch());
+    } catch (StorageUnavailableException e) {
+      return new Outcome(Status.HARD_SPLIT, e.getMessage());
+    }
+    if (target == null) {
+      return new Outcome(Status.STAGE_ENDED, shuffle + " is committed; no more pushes");
+    }
+    int bytes = body.readableBytes();
+    if (!memory.tryReserve(bytes)) {
+      metrics.pushesCongested().mark();
+      return new Outcome(
+          Status.CONGESTED,
+          "server memory is "
+              + memory.state()
+              + " ("
+              + memory.held()
+              + " of "
+              + memory.max()
+              + " bytes held, sluice.memory.max); retry "
+              + split
+              + " later");
+    }
+    Status result = target.append(body);
+    switch (result) {
+      case OK:
+        metrics.bytesPushed().mark(bytes);
+        return OK;
+      case SOFT_SPLIT:
+        metrics.bytesPushed().mark(bytes);
+        metrics.softSplits().mark();
+        return new Outcome(
+            Status.SOFT_SPLIT, target.key() + " took the data; move the partition to a new split");
+      case STAGE_ENDED:
+        memory.release(bytes);
+        return new Outcome(result, target.key() + " is committed; no more pushes");
+      default:
+        memory.release(bytes);
+        return new Outcome(
+            result,
+            target.key()
+                + " takes no more data (a write failed, it was dropped or the server is"
+                + " stopping); push to a new location");
+    }
+  }
+
+  private Outcome bad(String message) {
+    metrics.badRequests().mark();
+    return new Outcome(Status.BAD_REQUEST, message);
+  }
+}
