@@ -5,6 +5,7 @@ import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Meter;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.storage.DataDirectory;
 import java.nio.file.Path;
@@ -41,6 +42,11 @@ public final class ServerMetrics {
     registry.register(PREFIX + "memoryPeak", (Gauge<Long>) memory::peak);
     registry.register(PREFIX + "memoryMax", (Gauge<Long>) memory::max);
     registry.register(PREFIX + "memoryPausedMillis", (Gauge<Long>) memory::pausedMillis);
+    // what Netty's pool holds in direct memory, next to what the budget counts: pushed bodies
+    // pin the socket buffers they were read into, so this can exceed memoryHeld
+    registry.register(
+        PREFIX + "nettyDirectMemoryUsed",
+        (Gauge<Long>) () -> PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory());
     registry.register(PREFIX + "memoryState", (Gauge<String>) () -> memory.state().name());
   }
 
