@@ -8,9 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -115,30 +113,7 @@ final class DaemonProcess {
   }
 
   private String run(String... args) throws Exception {
-    List<String> command = new ArrayList<>();
-    command.add(script.toString());
-    command.addAll(Arrays.asList(args));
-    Path output = Files.createTempFile(logDir.getParent(), "script", ".txt");
-    ProcessBuilder builder =
-        new ProcessBuilder(command)
-            .redirectErrorStream(true)
-            .redirectOutput(output.toFile())
-            .redirectInput(ProcessBuilder.Redirect.from(Paths.get("/dev/null").toFile()));
-    Map<String, String> env = builder.environment();
-    env.remove("SLUICE_PID_DIR");
-    env.put("SLUICE_LOG_DIR", logDir.toString());
-    env.put("SLUICE_CLASSPATH", System.getProperty("java.class.path"));
-    env.put("SLUICE_HEAP", "256m");
-    env.put("SLUICE_STOP_TIMEOUT", Long.toString(WAIT_SECONDS));
-    env.put("SLUICE_START_WAIT", Long.toString(WAIT_SECONDS));
-    env.put("JAVA_HOME", System.getProperty("java.home"));
-    Process process = builder.start();
-    if (!process.waitFor(WAIT_SECONDS + 30, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
-      throw new AssertionError(
-          "'shuffle-daemon " + String.join(" ", args) + "' did not finish: " + read(output));
-    }
-    return read(output);
+    return DaemonScript.run(script, logDir, logDir.getParent(), WAIT_SECONDS, args).output;
   }
 
   private static String read(Path file) throws IOException {

@@ -6,14 +6,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -68,7 +64,7 @@ class DaemonScriptTest {
     try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
       metricsPort = free.getLocalPort();
     }
-    Result start =
+    DaemonScript.Result start =
         script(
             "start",
             "--port",
@@ -84,7 +80,7 @@ class DaemonScriptTest {
 
     int port = awaitPort();
 
-    Result status = script("status");
+    DaemonScript.Result status = script("status");
     assertThat(status.code).as("status: %s", status.output).isZero();
     Matcher running = RUNNING_PID.matcher(status.output);
     assertThat(running.find()).as("status output: %s", status.output).isTrue();
@@ -108,13 +104,13 @@ class DaemonScriptTest {
     assertThat(metrics.body())
         .contains("sluice_server_memoryMax", "sluice_server_bytesPushed_total");
 
-    Result stop = script("stop");
+    DaemonScript.Result stop = script("stop");
     assertThat(stop.code).as("stop: %s\n%s", stop.output, daemonOut()).isZero();
     daemon.get().onExit().get(WAIT_SECONDS, TimeUnit.SECONDS);
     assertThat(daemon.get().isAlive()).isFalse();
     assertThat(logDir.resolve("shuffle-daemon.pid")).doesNotExist();
 
-    Result after = script("status");
+    DaemonScript.Result after = script("status");
     assertThat(after.code).as("status after stop: %s", after.output).isNotZero();
     assertThat(after.output).contains("not running");
 
@@ -130,10 +126,10 @@ class DaemonScriptTest {
 
   @Test
   void aSecondStartIsRefused() throws Exception {
-    Result first = script("start", "--port", "0", "--dirs", dataDir.toString());
+    DaemonScript.Result first = script("start", "--port", "0", "--dirs", dataDir.toString());
     assertThat(first.code).as("start: %s\n%s", first.output, daemonOut()).isZero();
 
-    Result second = script("start", "--port", "0", "--dirs", dataDir.toString());
+    DaemonScript.Result second = script("start", "--port", "0", "--dirs", dataDir.toString());
     assertThat(second.code).isNotZero();
     assertThat(second.output).contains("already running");
 
@@ -142,7 +138,7 @@ class DaemonScriptTest {
 
   @Test
   void aBadValueFailsTheStartWithTheDaemonsMessage() throws Exception {
-    Result start = script("start", "--dirs", dataDir.toString(), "--memory", "12zz");
+    DaemonScript.Result start = script("start", "--dirs", dataDir.toString(), "--memory", "12zz");
 
     assertThat(start.code).isNotZero();
     assertThat(start.output).contains("failed to start", "sluice.memory.max", "'12zz'");
@@ -151,7 +147,7 @@ class DaemonScriptTest {
 
   @Test
   void anUnknownCommandPrintsUsage() throws Exception {
-    Result result = script("restart-everything");
+    DaemonScript.Result result = script("restart-everything");
 
     assertThat(result.code).isEqualTo(2);
     assertThat(result.output).contains("unknown command", "Usage:", "start", "stop", "status");
@@ -183,41 +179,7 @@ class DaemonScriptTest {
   }
 
   /** Runs the script with a bounded wait; its stdout and stderr together. */
-  private Result script(String... args) throws IOException, InterruptedException {
-    List<String> command = new ArrayList<>();
-    command.add(script.toString());
-    command.addAll(Arrays.asList(args));
-    Path output = Files.createTempFile(tmp, "script", ".txt");
-    ProcessBuilder builder =
-        new ProcessBuilder(command)
-            .redirectErrorStream(true)
-            .redirectOutput(output.toFile())
-            .redirectInput(ProcessBuilder.Redirect.from(Paths.get("/dev/null").toFile()));
-    Map<String, String> env = builder.environment();
-    env.remove("SLUICE_PID_DIR");
-    env.put("SLUICE_LOG_DIR", logDir.toString());
-    env.put("SLUICE_CLASSPATH", System.getProperty("java.class.path"));
-    env.put("SLUICE_HEAP", "256m");
-    env.put("JAVA_HOME", System.getProperty("java.home"));
-    Process process = builder.start();
-    if (!process.waitFor(WAIT_SECONDS + 30, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
-      throw new AssertionError(
-          "'shuffle-daemon "
-              + String.join(" ", args)
-              + "' did not finish; output:\n"
-              + Files.readString(output, StandardCharsets.UTF_8));
-    }
-    return new Result(process.exitValue(), Files.readString(output, StandardCharsets.UTF_8));
-  }
-
-  private static final class Result {
-    final int code;
-    final String output;
-
-    Result(int code, String output) {
-      this.code = code;
-      this.output = output;
-    }
+  private DaemonScript.Result script(String... args) throws IOException, InterruptedException {
+    return DaemonScript.run(script, logDir, tmp, WAIT_SECONDS, args);
   }
 }

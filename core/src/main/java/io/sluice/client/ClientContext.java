@@ -78,17 +78,17 @@ public final class ClientContext implements Closeable {
    */
   public Response call(ServerAddress server, LongFunction<Message> request)
       throws IOException, StatusException {
-    Message response = callWithBody(server, request);
-    response.release();
-    return response.header(Response.class);
+    return call(server, request, networkConf.requestTimeoutMillis());
   }
 
-  /** Like {@link #call} but hands the response (and its body) to the caller, who releases it. */
-  public Message callWithBody(ServerAddress server, LongFunction<Message> request)
+  /** Like {@link #call(ServerAddress, LongFunction)}, waiting up to {@code timeoutMillis}. */
+  public Response call(ServerAddress server, LongFunction<Message> request, long timeoutMillis)
       throws IOException, StatusException {
+    Message response;
     try {
-      return callAsync(server, request)
-          .get(networkConf.requestTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
+      response =
+          callAsync(connection(server), request, timeoutMillis)
+              .get(timeoutMillis + 1000, TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof StatusException) {
@@ -105,6 +105,8 @@ public final class ClientContext implements Closeable {
       Thread.currentThread().interrupt();
       throw new IOException("Interrupted while waiting for Sluice server " + format(server), e);
     }
+    response.release();
+    return response.header(Response.class);
   }
 
   /**
@@ -139,8 +141,13 @@ public final class ClientContext implements Closeable {
   /** Like {@link #callAsync(ServerAddress, LongFunction)} on a given connection. */
   public CompletableFuture<Message> callAsync(
       TransportClient client, LongFunction<Message> request) {
+    return callAsync(client, request, networkConf.requestTimeoutMillis());
+  }
+
+  private CompletableFuture<Message> callAsync(
+      TransportClient client, LongFunction<Message> request, long timeoutMillis) {
     return client
-        .send(request)
+        .send(request, timeoutMillis)
         .handle(
             (response, error) -> {
               if (error != null) {

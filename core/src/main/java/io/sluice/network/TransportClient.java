@@ -46,6 +46,11 @@ public final class TransportClient implements Closeable {
    * The returned future's response is owned by the caller, who must release it.
    */
   public CompletableFuture<Message> send(LongFunction<Message> requestForId) {
+    return send(requestForId, requestTimeoutNanos / 1_000_000L);
+  }
+
+  /** Like {@link #send(LongFunction)} with a timeout of its own (a long wait by design). */
+  public CompletableFuture<Message> send(LongFunction<Message> requestForId, long timeoutMillis) {
     long id = nextRequestId.incrementAndGet();
     Message request = requestForId.apply(id);
     CompletableFuture<Message> future = new CompletableFuture<>();
@@ -54,7 +59,8 @@ public final class TransportClient implements Closeable {
       future.completeExceptionally(new IOException(closedMessage()));
       return future;
     }
-    pending.put(id, new Pending(future, System.nanoTime() + requestTimeoutNanos));
+    long timeoutNanos = timeoutMillis * 1_000_000L;
+    pending.put(id, new Pending(future, System.nanoTime() + timeoutNanos, timeoutNanos));
     lastActivityNanos = System.nanoTime();
     ChannelFuture write = channel.writeAndFlush(request);
     write.addListener(
@@ -91,8 +97,11 @@ public final class TransportClient implements Closeable {
                     "No response from Sluice server "
                         + server
                         + " within "
-                        + requestTimeoutNanos / 1_000_000_000L
-                        + "s (sluice.network.requestTimeout)"));
+                        + e.getValue().timeoutNanos / 1_000_000_000L
+                        + "s"
+                        + (e.getValue().timeoutNanos == requestTimeoutNanos
+                            ? " (sluice.network.requestTimeout)"
+                            : "")));
       }
     }
   }
@@ -122,10 +131,12 @@ public final class TransportClient implements Closeable {
   private static final class Pending {
     final CompletableFuture<Message> future;
     final long deadlineNanos;
+    final long timeoutNanos;
 
-    Pending(CompletableFuture<Message> future, long deadlineNanos) {
+    Pending(CompletableFuture<Message> future, long deadlineNanos, long timeoutNanos) {
       this.future = future;
       this.deadlineNanos = deadlineNanos;
+      this.timeoutNanos = timeoutNanos;
     }
   }
 }

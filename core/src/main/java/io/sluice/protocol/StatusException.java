@@ -18,9 +18,4 @@ public final class StatusException extends Exception {
   public Status status() {
     return status;
   }
-
-  /** True when the same request may succeed later at the same place. */
-  public boolean isRetryable() {
-    return status == Status.CONGESTED;
-  }
 }

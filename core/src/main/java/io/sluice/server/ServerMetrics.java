@@ -24,7 +24,6 @@ public final class ServerMetrics {
   private final Timer flushLatency;
   private final Timer commitLatency;
   private final Counter activeSplits;
-  private final Counter openStreams;
 
   public ServerMetrics(MetricRegistry registry, MemoryBudget memory) {
     this.registry = registry;
@@ -37,7 +36,6 @@ public final class ServerMetrics {
     this.flushLatency = registry.timer(PREFIX + "flushLatency");
     this.commitLatency = registry.timer(PREFIX + "commitLatency");
     this.activeSplits = registry.counter(PREFIX + "activeSplits");
-    this.openStreams = registry.counter(PREFIX + "openStreams");
     registry.register(PREFIX + "memoryHeld", (Gauge<Long>) memory::held);
     registry.register(PREFIX + "memoryPeak", (Gauge<Long>) memory::peak);
     registry.register(PREFIX + "memoryMax", (Gauge<Long>) memory::max);
@@ -107,7 +105,8 @@ public final class ServerMetrics {
     return activeSplits;
   }
 
-  public Counter openStreams() {
-    return openStreams;
+  /** Read streams open on the server. */
+  public void registerOpenStreams(Gauge<Integer> openStreams) {
+    registry.register(PREFIX + "openStreams", openStreams);
   }
 }

@@ -92,6 +92,7 @@ public final class ShuffleServer implements Closeable {
       throw e;
     }
     this.streams = new ReadStreams(conf.maxStreamsPerConnection());
+    metrics.registerOpenStreams(streams::openCount);
     this.advertisedHost = advertisedHost(conf.host());
     this.housekeeping =
         Executors.newSingleThreadScheduledExecutor(

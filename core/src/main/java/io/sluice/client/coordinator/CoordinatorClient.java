@@ -91,7 +91,7 @@ public final class CoordinatorClient {
 
   /**
    * The committed splits of partitions [startPartition, endPartition) and the winning attempt of
-   * every map; waits for the commit (up to {@code sluice.network.requestTimeout}).
+   * every map; waits for the commit (up to {@code sluice.coordinator.commitTimeout}).
    */
   public CommittedShuffle committedSplits(int shuffleId, int startPartition, int endPartition)
       throws IOException, StatusException {
@@ -119,7 +119,8 @@ public final class CoordinatorClient {
                         .setEndPartition(endPartition)
                         .setCommit(commitNow)
                         .build(),
-                    id))
+                    id),
+            context.conf().commitTimeoutMillis())
         .getCommitted();
   }
 

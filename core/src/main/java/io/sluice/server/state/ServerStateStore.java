@@ -229,19 +229,22 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
                 StateApplication.newBuilder().setAppId(appId).build().toByteArray()));
   }
 
+  private static byte[] shuffleRecord(String appId, int shuffleId, boolean committed) {
+    return StateShuffle.newBuilder()
+        .setAppId(appId)
+        .setShuffleId(shuffleId)
+        .setCommitted(committed)
+        .build()
+        .toByteArray();
+  }
+
   @Override
   public void shuffleRegistered(String appId, int shuffleId) {
     write(
         "register " + Ids.shuffle(appId, shuffleId),
         false,
         batch ->
-            batch.put(
-                StateKeys.shuffle(appId, shuffleId),
-                StateShuffle.newBuilder()
-                    .setAppId(appId)
-                    .setShuffleId(shuffleId)
-                    .build()
-                    .toByteArray()));
+            batch.put(StateKeys.shuffle(appId, shuffleId), shuffleRecord(appId, shuffleId, false)));
   }
 
   @Override
@@ -277,14 +280,7 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
         "record the commit of " + Ids.shuffle(appId, shuffleId),
         true,
         batch ->
-            batch.put(
-                StateKeys.shuffle(appId, shuffleId),
-                StateShuffle.newBuilder()
-                    .setAppId(appId)
-                    .setShuffleId(shuffleId)
-                    .setCommitted(true)
-                    .build()
-                    .toByteArray()));
+            batch.put(StateKeys.shuffle(appId, shuffleId), shuffleRecord(appId, shuffleId, true)));
   }
 
   @Override
