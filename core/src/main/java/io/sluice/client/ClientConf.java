@@ -63,6 +63,18 @@ public final class ClientConf {
           "600s",
           "Longest a reader waits for a shuffle's commit before it fails.");
 
+  public static final ConfigKey<Long> MAP_PUSH_SIZE =
+      ConfigKey.bytes(
+          "sluice.mapPartition.pushSize",
+          "1m",
+          "Bytes of compressed blocks a map partition writer (Flink) sends per region data frame.");
+  public static final ConfigKey<Integer> MAP_READ_CREDITS =
+      ConfigKey.integer(
+          "sluice.mapPartition.readCredits",
+          4,
+          "Server read buffers (sluice.mapPartition.readBufferSize each) one map partition read"
+              + " stream may have granted or queued at once.");
+
   public static final List<ConfigKey<?>> KEYS =
       List.of(
           PUSH_BUFFER_SIZE,
@@ -76,7 +88,9 @@ public final class ClientConf {
           HEARTBEAT_INTERVAL,
           COORDINATOR_PORT,
           EXCLUDE_DURATION,
-          COMMIT_TIMEOUT);
+          COMMIT_TIMEOUT,
+          MAP_PUSH_SIZE,
+          MAP_READ_CREDITS);
 
   private final int pushBufferSize;
   private final long maxInFlightPerServer;
@@ -90,6 +104,8 @@ public final class ClientConf {
   private final int coordinatorPort;
   private final long commitTimeoutMillis;
   private final long excludeDurationMillis;
+  private final int mapPushSize;
+  private final int mapReadCredits;
 
   public ClientConf(SluiceConf conf) {
     long buffer = conf.get(PUSH_BUFFER_SIZE);
@@ -121,6 +137,25 @@ public final class ClientConf {
     this.coordinatorPort = conf.get(COORDINATOR_PORT);
     this.commitTimeoutMillis = conf.get(COMMIT_TIMEOUT);
     this.excludeDurationMillis = conf.get(EXCLUDE_DURATION);
+    long mapPush = conf.get(MAP_PUSH_SIZE);
+    if (mapPush < 1024 || mapPush > (64 << 20)) {
+      throw new IllegalArgumentException(
+          MAP_PUSH_SIZE + " must be between 1k and 64m, got " + mapPush + " bytes");
+    }
+    this.mapPushSize = (int) mapPush;
+    this.mapReadCredits = conf.get(MAP_READ_CREDITS);
+    if (mapReadCredits < 1) {
+      throw new IllegalArgumentException(MAP_READ_CREDITS + " must be at least 1");
+    }
+  }
+
+  /** Bytes. */
+  public int mapPushSize() {
+    return mapPushSize;
+  }
+
+  public int mapReadCredits() {
+    return mapReadCredits;
   }
 
   /** Bytes. */

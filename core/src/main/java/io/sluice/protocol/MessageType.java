@@ -4,15 +4,22 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
 import io.sluice.protocol.proto.CloseStream;
+import io.sluice.protocol.proto.CommitMapPartition;
 import io.sluice.protocol.proto.CommitShuffle;
 import io.sluice.protocol.proto.FetchChunk;
 import io.sluice.protocol.proto.GetCommittedSplits;
 import io.sluice.protocol.proto.GetShuffleLocations;
 import io.sluice.protocol.proto.Heartbeat;
 import io.sluice.protocol.proto.MapperEnd;
+import io.sluice.protocol.proto.OpenMapStream;
 import io.sluice.protocol.proto.OpenStream;
 import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.ReadMapBuffer;
+import io.sluice.protocol.proto.RegionData;
+import io.sluice.protocol.proto.RegionFinish;
+import io.sluice.protocol.proto.RegionStart;
 import io.sluice.protocol.proto.RegisterShuffle;
+import io.sluice.protocol.proto.ReleaseMapPartition;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.RevivePartition;
 import io.sluice.protocol.proto.UnregisterApplication;
@@ -40,6 +47,16 @@ public enum MessageType {
   OPEN_STREAM(40, OpenStream.parser(), h -> ((OpenStream) h).getRequestId()),
   FETCH_CHUNK(41, FetchChunk.parser(), h -> ((FetchChunk) h).getRequestId()),
   CLOSE_STREAM(42, CloseStream.parser(), h -> ((CloseStream) h).getRequestId()),
+  // server: map partitions (Flink)
+  REGION_START(60, RegionStart.parser(), h -> ((RegionStart) h).getRequestId()),
+  REGION_DATA(61, RegionData.parser(), h -> ((RegionData) h).getRequestId()),
+  REGION_FINISH(62, RegionFinish.parser(), h -> ((RegionFinish) h).getRequestId()),
+  COMMIT_MAP_PARTITION(
+      63, CommitMapPartition.parser(), h -> ((CommitMapPartition) h).getRequestId()),
+  RELEASE_MAP_PARTITION(
+      64, ReleaseMapPartition.parser(), h -> ((ReleaseMapPartition) h).getRequestId()),
+  OPEN_MAP_STREAM(65, OpenMapStream.parser(), h -> ((OpenMapStream) h).getRequestId()),
+  READ_MAP_BUFFER(66, ReadMapBuffer.parser(), h -> ((ReadMapBuffer) h).getRequestId()),
   // coordinator
   GET_SHUFFLE_LOCATIONS(
       50, GetShuffleLocations.parser(), h -> ((GetShuffleLocations) h).getRequestId()),

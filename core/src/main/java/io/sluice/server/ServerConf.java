@@ -118,6 +118,25 @@ public final class ServerConf {
           "A stopping server answers new pushes HARD_SPLIT and commits its open splits; splits not"
               + " committed within this time are deleted and their shuffles fail to commit.");
 
+  public static final ConfigKey<Integer> MAP_WRITE_CREDITS =
+      ConfigKey.integer(
+          "sluice.mapPartition.writeCredits",
+          8,
+          "Region data frames one map partition writer (Flink) may have unanswered; 1 while the"
+              + " server's memory is above the pause watermark.");
+  public static final ConfigKey<Long> MAP_READ_BUFFER_SIZE =
+      ConfigKey.bytes(
+          "sluice.mapPartition.readBufferSize",
+          "256k",
+          "Size of one read buffer of map partition reads: a reader's credit is answered with at"
+              + " most this many bytes of whole blocks.");
+  public static final ConfigKey<Integer> MAP_READ_BUFFERS =
+      ConfigKey.integer(
+          "sluice.mapPartition.readBuffers",
+          64,
+          "Read buffers per data directory for map partition reads; the directory's IO scheduler"
+              + " serves waiting reads in file offset order as buffers come free.");
+
   public static final List<ConfigKey<?>> KEYS =
       List.of(
           HOST,
@@ -139,7 +158,10 @@ public final class ServerConf {
           APP_TIMEOUT,
           APP_EXPIRY_CHECK_INTERVAL,
           MAX_STREAMS_PER_CONNECTION,
-          SHUTDOWN_TIMEOUT);
+          SHUTDOWN_TIMEOUT,
+          MAP_WRITE_CREDITS,
+          MAP_READ_BUFFER_SIZE,
+          MAP_READ_BUFFERS);
 
   private final String host;
   private final int port;
@@ -161,6 +183,9 @@ public final class ServerConf {
   private final long appExpiryCheckIntervalMillis;
   private final int maxStreamsPerConnection;
   private final long shutdownTimeoutMillis;
+  private final int mapWriteCredits;
+  private final int mapReadBufferSize;
+  private final int mapReadBuffers;
 
   public ServerConf(SluiceConf conf) {
     this.host = conf.get(HOST);
@@ -250,6 +275,20 @@ public final class ServerConf {
     this.shutdownTimeoutMillis = conf.get(SHUTDOWN_TIMEOUT);
     if (shutdownTimeoutMillis < 0) {
       throw new IllegalArgumentException(SHUTDOWN_TIMEOUT + " must not be negative");
+    }
+    this.mapWriteCredits = conf.get(MAP_WRITE_CREDITS);
+    if (mapWriteCredits < 1) {
+      throw new IllegalArgumentException(MAP_WRITE_CREDITS + " must be at least 1");
+    }
+    long readBuffer = conf.get(MAP_READ_BUFFER_SIZE);
+    if (readBuffer < 4096 || readBuffer > (64 << 20)) {
+      throw new IllegalArgumentException(
+          MAP_READ_BUFFER_SIZE + " must be between 4k and 64m, got " + readBuffer + " bytes");
+    }
+    this.mapReadBufferSize = (int) readBuffer;
+    this.mapReadBuffers = conf.get(MAP_READ_BUFFERS);
+    if (mapReadBuffers < 1) {
+      throw new IllegalArgumentException(MAP_READ_BUFFERS + " must be at least 1");
     }
   }
 
@@ -341,5 +380,17 @@ public final class ServerConf {
   /** Longest a stop waits for the open splits to commit. */
   public long shutdownTimeoutMillis() {
     return shutdownTimeoutMillis;
+  }
+
+  public int mapWriteCredits() {
+    return mapWriteCredits;
+  }
+
+  public int mapReadBufferSize() {
+    return mapReadBufferSize;
+  }
+
+  public int mapReadBuffers() {
+    return mapReadBuffers;
   }
 }

@@ -24,6 +24,8 @@ public final class ServerMetrics {
   private final Timer flushLatency;
   private final Timer commitLatency;
   private final Counter activeSplits;
+  private final Counter mapReads;
+  private final Counter mapReadsInOrder;
 
   public ServerMetrics(MetricRegistry registry, MemoryBudget memory) {
     this.registry = registry;
@@ -36,6 +38,8 @@ public final class ServerMetrics {
     this.flushLatency = registry.timer(PREFIX + "flushLatency");
     this.commitLatency = registry.timer(PREFIX + "commitLatency");
     this.activeSplits = registry.counter(PREFIX + "activeSplits");
+    this.mapReads = registry.counter(PREFIX + "mapReads");
+    this.mapReadsInOrder = registry.counter(PREFIX + "mapReadsInOrder");
     registry.register(PREFIX + "memoryHeld", (Gauge<Long>) memory::held);
     registry.register(PREFIX + "memoryPeak", (Gauge<Long>) memory::peak);
     registry.register(PREFIX + "memoryMax", (Gauge<Long>) memory::max);
@@ -103,6 +107,19 @@ public final class ServerMetrics {
 
   public Counter activeSplits() {
     return activeSplits;
+  }
+
+  /** Buffers read from map partition files (Flink). */
+  public Counter mapReads() {
+    return mapReads;
+  }
+
+  /**
+   * Map partition reads that continued forward in the file the previous read was in (or moved to
+   * another file): with mapReads, how sequential the IO scheduler kept the disk.
+   */
+  public Counter mapReadsInOrder() {
+    return mapReadsInOrder;
   }
 
   /** Read streams open on the server. */

@@ -9,25 +9,35 @@ import io.sluice.network.RequestHandler;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.proto.CloseStream;
+import io.sluice.protocol.proto.CommitMapPartition;
 import io.sluice.protocol.proto.CommitResult;
 import io.sluice.protocol.proto.CommitShuffle;
 import io.sluice.protocol.proto.CommittedSplit;
 import io.sluice.protocol.proto.FetchChunk;
 import io.sluice.protocol.proto.Heartbeat;
+import io.sluice.protocol.proto.OpenMapStream;
 import io.sluice.protocol.proto.OpenStream;
 import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.ReadMapBuffer;
+import io.sluice.protocol.proto.RegionData;
+import io.sluice.protocol.proto.RegionFinish;
+import io.sluice.protocol.proto.RegionStart;
 import io.sluice.protocol.proto.RegisterShuffle;
+import io.sluice.protocol.proto.ReleaseMapPartition;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.Status;
 import io.sluice.protocol.proto.StreamHandle;
 import io.sluice.protocol.proto.UnregisterApplication;
 import io.sluice.protocol.proto.UnregisterShuffle;
 import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.read.MapStreams;
 import io.sluice.server.read.ReadStreams;
 import io.sluice.server.sort.MapRangeReads;
 import io.sluice.server.storage.CommittedSplitFile;
+import io.sluice.server.storage.MapPartitionKey;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
+import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -47,6 +57,8 @@ final class ServerRequestHandler implements RequestHandler {
   private final FlowControl flowControl;
   private final PushIntake intake;
   private final MapRangeReads rangeReads;
+  private final MapStreams mapStreams;
+  private final MapPartitionRequests mapPartitions;
 
   ServerRequestHandler(
       ShuffleRegistry registry,
@@ -54,13 +66,19 @@ final class ServerRequestHandler implements RequestHandler {
       ReadStreams streams,
       ServerMetrics metrics,
       FlowControl flowControl,
-      MapRangeReads rangeReads) {
+      MapRangeReads rangeReads,
+      MapStreams mapStreams,
+      int mapWriteCredits) {
     this.registry = registry;
     this.streams = streams;
     this.metrics = metrics;
     this.flowControl = flowControl;
     this.intake = new PushIntake(registry, memory, metrics);
     this.rangeReads = rangeReads;
+    this.mapStreams = mapStreams;
+    this.mapPartitions =
+        new MapPartitionRequests(
+            registry, memory, metrics, flowControl, mapStreams, mapWriteCredits);
   }
 
   @Override
@@ -68,10 +86,14 @@ final class ServerRequestHandler implements RequestHandler {
     long id = request.requestId();
     // a push hands its body to the engine or releases it itself; other requests carry no body
     // worth keeping, so whatever they carry is released here
-    boolean isPush = request.type() == MessageType.PUSH_DATA.id();
+    boolean isPush =
+        request.type() == MessageType.PUSH_DATA.id()
+            || request.type() == MessageType.REGION_DATA.id();
     Message response;
     try {
       response = dispatch(channel, request);
+    } catch (MapPartitionRequests.StatusError e) {
+      response = Messages.error(id, e.status, e.getMessage());
     } catch (IllegalArgumentException e) {
       metrics.badRequests().mark();
       response = Messages.error(id, Status.BAD_REQUEST, e.getMessage());
@@ -92,6 +114,36 @@ final class ServerRequestHandler implements RequestHandler {
   private Message dispatch(Channel channel, Message request) {
     MessageType type = MessageType.of(request.type());
     switch (type) {
+      case REGION_START:
+        return mapPartitions.regionStart(request.header(RegionStart.class));
+      case REGION_DATA:
+        return mapPartitions.regionData(
+            channel, request.header(RegionData.class), request.body());
+      case REGION_FINISH:
+        return mapPartitions.regionFinish(request.header(RegionFinish.class));
+      case COMMIT_MAP_PARTITION:
+        mapPartitions.commit(channel, request.header(CommitMapPartition.class));
+        return null;
+      case RELEASE_MAP_PARTITION:
+        {
+          ReleaseMapPartition h = request.header(ReleaseMapPartition.class);
+          answerWhenDone(channel, h.getRequestId(), mapPartitions.release(h));
+          return null;
+        }
+      case OPEN_MAP_STREAM:
+        {
+          OpenMapStream h = request.header(OpenMapStream.class);
+          try {
+            return mapPartitions.openStream(channel, h);
+          } catch (IOException e) {
+            return Messages.error(
+                h.getRequestId(),
+                Status.NOT_FOUND,
+                "cannot read " + MapPartitionKey.of(h.getPartition()) + ": " + e.getMessage());
+          }
+        }
+      case READ_MAP_BUFFER:
+        return mapPartitions.read(channel, request.header(ReadMapBuffer.class));
       case PUSH_DATA:
         return push(channel, request);
       case OPEN_STREAM:
@@ -102,6 +154,7 @@ final class ServerRequestHandler implements RequestHandler {
         {
           CloseStream h = request.header(CloseStream.class);
           return streams.close(channel, h.getStreamId())
+                  || mapStreams.close(channel, h.getStreamId())
               ? Messages.ok(h.getRequestId())
               : Messages.error(
                   h.getRequestId(), Status.NOT_FOUND, "no open stream " + h.getStreamId());
@@ -332,5 +385,6 @@ final class ServerRequestHandler implements RequestHandler {
   @Override
   public void connectionClosed(Channel channel) {
     streams.closeAll(channel);
+    mapStreams.closeAll(channel);
   }
 }

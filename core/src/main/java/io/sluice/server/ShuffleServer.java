@@ -7,6 +7,7 @@ import io.sluice.network.NetworkConf;
 import io.sluice.network.TransportServer;
 import io.sluice.protocol.SluiceProtocol;
 import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.read.MapStreams;
 import io.sluice.server.read.ReadStreams;
 import io.sluice.server.sort.MapRangeReads;
 import io.sluice.server.state.ServerStateStore;
@@ -51,6 +52,7 @@ public final class ShuffleServer implements Closeable {
   private final ShuffleRegistry registry;
   private final ReadStreams streams;
   private final MapRangeReads rangeReads;
+  private final MapStreams mapStreams;
   private final ScheduledExecutorService housekeeping;
   private final TransportServer transport;
   private final String advertisedHost;
@@ -92,7 +94,6 @@ public final class ShuffleServer implements Closeable {
       throw e;
     }
     this.streams = new ReadStreams(conf.maxStreamsPerConnection());
-    metrics.registerOpenStreams(streams::openCount);
     this.advertisedHost = advertisedHost(conf.host());
     this.housekeeping =
         Executors.newSingleThreadScheduledExecutor(
@@ -100,8 +101,26 @@ public final class ShuffleServer implements Closeable {
     this.rangeReads = MapRangeReads.start(conf.chunkSize(), metricRegistry);
     FlowControl flowControl = new FlowControl(memory, registry, housekeeping);
     memory.setListener(flowControl);
+    this.mapStreams =
+        new MapStreams(
+            dirs.all(),
+            conf.maxStreamsPerConnection(),
+            streams::nextId,
+            conf.mapReadBuffers(),
+            conf.mapReadBufferSize(),
+            memory,
+            metrics);
+    metrics.registerOpenStreams(() -> streams.openCount() + mapStreams.openCount());
     ServerRequestHandler handler =
-        new ServerRequestHandler(registry, memory, streams, metrics, flowControl, rangeReads);
+        new ServerRequestHandler(
+            registry,
+            memory,
+            streams,
+            metrics,
+            flowControl,
+            rangeReads,
+            mapStreams,
+            conf.mapWriteCredits());
     try {
       this.transport =
           new TransportServer(
@@ -194,6 +213,11 @@ public final class ShuffleServer implements Closeable {
     return dirs;
   }
 
+  /** Map partition read streams and the IO schedulers of the data directories. */
+  public MapStreams mapStreams() {
+    return mapStreams;
+  }
+
   public ShuffleRegistry registry() {
     return registry;
   }
@@ -262,6 +286,7 @@ public final class ShuffleServer implements Closeable {
   private void closeQuietly() {
     housekeeping.shutdownNow();
     rangeReads.close();
+    mapStreams.close();
     if (transport != null) {
       transport.close();
     }

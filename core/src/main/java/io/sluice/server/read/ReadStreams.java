@@ -49,11 +49,16 @@ public final class ReadStreams {
     if (ids.size() >= maxPerConnection) {
       return null;
     }
-    long id = nextId.incrementAndGet();
+    long id = nextId();
     Stream s = new Stream(id, channel, file);
     streams.put(id, s);
     ids.add(id);
     return s;
+  }
+
+  /** A fresh stream id; map partition streams ({@link MapStreams}) share the id space. */
+  public long nextId() {
+    return nextId.incrementAndGet();
   }
 
   /** The stream {@code id} if {@code channel} opened it, else null. */

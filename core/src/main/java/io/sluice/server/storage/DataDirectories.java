@@ -33,6 +33,10 @@ public final class DataDirectories implements AutoCloseable {
    * A split file or a file derived from one ({@code .inprogress}, sort-on-read's {@code .sorted}
    * and {@code .sorted.index}, their {@code .tmp}); group 1 is the split file's name.
    */
+  /** Map partition files: never kept across a restart (the engine reruns their producers). */
+  private static final Pattern MAP_PARTITION_FILE =
+      Pattern.compile("map-\\d+-\\d+\\.(data|index)(\\..+)?");
+
   private static final Pattern SPLIT_OR_DERIVED = Pattern.compile("(\\d+-\\d+\\.data)(\\..+)?");
 
   private final List<DataDirectory> dirs;
@@ -81,17 +85,32 @@ public final class DataDirectories implements AutoCloseable {
    * @throws StorageUnavailableException when every directory is failed or full
    */
   public ReducePartitionSplit newSplit(SplitKey key) {
+    return new ReducePartitionSplit(key, pickFor(key), this, memory, metrics, conf);
+  }
+
+  /**
+   * A new map partition on the least busy healthy directory.
+   *
+   * @throws StorageUnavailableException when every directory is failed or full
+   */
+  MapPartitionFile newMapPartition(MapPartitionKey key, int numSubpartitions) {
+    return new MapPartitionFile(
+        key, numSubpartitions, pickFor(key), this, memory, metrics, conf.commitFsync());
+  }
+
+  /** The directory for new data of {@code what}, or an exception naming why none can take it. */
+  private DataDirectory pickFor(Object what) {
     DataDirectory best = pick(null);
     if (best == null) {
       throw new StorageUnavailableException(
           "no data directory can take "
-              + key
+              + what
               + ": "
               + dirs.stream()
                   .map(d -> d + " is " + d.health() + " (" + d.healthReason() + ")")
                   .collect(Collectors.joining(", ")));
     }
-    return new ReducePartitionSplit(key, best, this, memory, metrics, conf);
+    return best;
   }
 
   /** The least busy healthy directory other than {@code excluded}, or null. */
@@ -196,6 +215,9 @@ public final class DataDirectories implements AutoCloseable {
 
   private static boolean isLeftover(Path file, Set<Path> keep) {
     String name = file.getFileName().toString();
+    if (MAP_PARTITION_FILE.matcher(name).matches()) {
+      return true;
+    }
     Matcher m = SPLIT_OR_DERIVED.matcher(name);
     if (!m.matches()) {
       return false;

@@ -37,6 +37,9 @@ public final class ServerShuffle {
   /** Splits committed before this server started, from the state store. */
   private final Map<Long, CommittedSplitFile> restored = new ConcurrentHashMap<>();
 
+  /** Map partitions (Flink), by map index and attempt. Not kept across restarts. */
+  private final Map<Long, MapPartitionFile> mapPartitions = new ConcurrentHashMap<>();
+
   private final ShuffleStateListener state;
 
   /** Set when the server stops: no new split. */
@@ -114,6 +117,59 @@ public final class ServerShuffle {
             return created;
           });
     }
+  }
+
+  /**
+   * The map partition region {@code regionIndex} of map {@code mapIndex} attempt {@code attempt}
+   * goes to; region 0 creates it.
+   *
+   * @throws IllegalArgumentException naming the partition when a later region names a partition
+   *     this server does not have, or the shuffle was dropped
+   * @throws StorageUnavailableException when the server is stopping or no directory can take it
+   */
+  public MapPartitionFile mapPartitionForRegion(
+      int mapIndex, int attempt, int numSubpartitions, int regionIndex) {
+    long id = splitId(mapIndex, attempt);
+    MapPartitionFile file = mapPartitions.get(id);
+    if (file != null) {
+      return file;
+    }
+    MapPartitionKey key = new MapPartitionKey(appId, shuffleId, mapIndex, attempt);
+    if (regionIndex != 0) {
+      throw new IllegalArgumentException(
+          "region "
+              + regionIndex
+              + " of "
+              + key
+              + " names a partition this server does not have (released, or the server"
+              + " restarted since region 0)");
+    }
+    synchronized (this) {
+      if (discarded) {
+        throw new IllegalArgumentException(this + " was unregistered; " + key + " is refused");
+      }
+      if (stopping.get()) {
+        throw new StorageUnavailableException(
+            "this server is stopping and takes no new map partition (" + key + ")");
+      }
+      return mapPartitions.computeIfAbsent(id, k -> dirs.newMapPartition(key, numSubpartitions));
+    }
+  }
+
+  /** A map partition of this shuffle, or null. */
+  public MapPartitionFile mapPartition(int mapIndex, int attempt) {
+    return mapPartitions.get(splitId(mapIndex, attempt));
+  }
+
+  /** Drops a map partition and deletes its files; completes at once when there is none. */
+  public CompletableFuture<Void> releaseMapPartition(int mapIndex, int attempt) {
+    MapPartitionFile file = mapPartitions.remove(splitId(mapIndex, attempt));
+    return file == null ? CompletableFuture.completedFuture(null) : file.discard();
+  }
+
+  /** Map partitions of this shuffle on this server. */
+  public int mapPartitionCount() {
+    return mapPartitions.size();
   }
 
   /**
@@ -249,6 +305,11 @@ public final class ServerShuffle {
     synchronized (this) {
       open = new ArrayList<>(splits.values());
     }
+    // a map partition is committed by its writer only; one still being written is refused from
+    // now on and dropped below, and the engine reruns its producer
+    for (MapPartitionFile m : mapPartitions.values()) {
+      m.seal();
+    }
     List<CompletableFuture<CommittedSplitFile>> futures = new ArrayList<>();
     for (ReducePartitionSplit s : open) {
       s.seal();
@@ -288,6 +349,11 @@ public final class ServerShuffle {
         futures.add(s.discard());
       }
     }
+    for (MapPartitionFile m : mapPartitions.values()) {
+      if (!m.isCommitted()) {
+        futures.add(m.discard());
+      }
+    }
     return CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]));
   }
 
@@ -299,6 +365,9 @@ public final class ServerShuffle {
     List<CompletableFuture<Void>> futures = new ArrayList<>();
     for (ReducePartitionSplit s : splits.values()) {
       futures.add(s.discard());
+    }
+    for (MapPartitionFile m : mapPartitions.values()) {
+      futures.add(m.discard());
     }
     return CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]))
         .thenRun(() -> dirs.deleteShuffleDirs(appId, shuffleId));

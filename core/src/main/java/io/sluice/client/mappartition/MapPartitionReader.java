@@ -1,0 +1,384 @@
+package io.sluice.client.mappartition;
+
+import io.netty.buffer.ByteBuf;
+import io.sluice.client.ClientContext;
+import io.sluice.network.Message;
+import io.sluice.network.TransportClient;
+import io.sluice.protocol.MapBlockFormat;
+import io.sluice.protocol.MessageType;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.proto.CloseStream;
+import io.sluice.protocol.proto.MapBuffer;
+import io.sluice.protocol.proto.MapPartitionRef;
+import io.sluice.protocol.proto.OpenMapStream;
+import io.sluice.protocol.proto.ReadMapBuffer;
+import io.sluice.protocol.proto.Response;
+import io.sluice.protocol.proto.ServerAddress;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletionException;
+import net.jpountz.lz4.LZ4Exception;
+import net.jpountz.lz4.LZ4Factory;
+import net.jpountz.lz4.LZ4FastDecompressor;
+
+/**
+ * Reads subpartitions {@code [start, end]} of one committed map partition, with credits: the
+ * server announces its backlog and answers each credit with at most one buffer; the reader grants
+ * credits as the caller consumes what it received, keeping at most {@code
+ * sluice.mapPartition.readCredits} buffers granted or queued. Blocks come out in order: for each
+ * region, subpartition by subpartition.
+ *
+ * <p>One consuming thread calls {@link #poll}; {@code onAvailable} runs on a network thread
+ * whenever a buffer, the end or an error arrives.
+ */
+public final class MapPartitionReader implements Closeable {
+  private static final LZ4FastDecompressor LZ4 = LZ4Factory.fastestInstance().fastDecompressor();
+
+  /** One block: record bytes (or an event) of one subpartition. Valid until the next poll. */
+  public interface Block {
+    int subpartition();
+
+    boolean isEvent();
+
+    /** Uncompressed length. */
+    int length();
+
+    /**
+     * Decompresses into {@code target} at its position (which moves by {@link #length()}).
+     * {@code target} may be heap or direct.
+     */
+    void readInto(ByteBuffer target) throws IOException;
+  }
+
+  private final ClientContext context;
+  private final MapPartitionId id;
+  private final ServerAddress server;
+  private final Runnable onAvailable;
+  private final int maxCredits;
+  private final TransportClient connection;
+  private final CurrentBlock block = new CurrentBlock();
+
+  // guarded by this
+  private final ArrayDeque<Received> queue = new ArrayDeque<>();
+  private long streamId = -1;
+  private int outstanding;
+  private long backlog = 1;
+  private boolean endSeen;
+  private boolean closed;
+  private IOException failure;
+
+  // consumer thread only
+  private Received head;
+
+  private static final class Received {
+    final ByteBuf data;
+    final int subpartition;
+
+    Received(ByteBuf data, int subpartition) {
+      this.data = data;
+      this.subpartition = subpartition;
+    }
+  }
+
+  private MapPartitionReader(
+      ClientContext context,
+      MapPartitionId id,
+      ServerAddress server,
+      TransportClient connection,
+      Runnable onAvailable) {
+    this.context = context;
+    this.id = id;
+    this.server = server;
+    this.connection = connection;
+    this.onAvailable = onAvailable;
+    this.maxCredits = context.conf().mapReadCredits();
+  }
+
+  /** Opens the read stream at once; blocks arrive asynchronously. */
+  public static MapPartitionReader open(
+      ClientContext context,
+      MapPartitionId id,
+      String host,
+      int port,
+      int startSubpartition,
+      int endSubpartition,
+      Runnable onAvailable) {
+    ServerAddress server = ClientContext.address(host, port);
+    TransportClient connection;
+    try {
+      connection = context.connection(server);
+    } catch (IOException e) {
+      MapPartitionReader failed = new MapPartitionReader(context, id, server, null, onAvailable);
+      failed.fail(e);
+      return failed;
+    }
+    MapPartitionReader reader =
+        new MapPartitionReader(context, id, server, connection, onAvailable);
+    MapPartitionRef ref =
+        MapPartitionRef.newBuilder()
+            .setAppId(id.appId())
+            .setShuffleId(id.shuffleId())
+            .setMapIndex(id.mapIndex())
+            .setAttempt(id.attempt())
+            .build();
+    context
+        .callAsync(
+            connection,
+            rid ->
+                Messages.request(
+                    MessageType.OPEN_MAP_STREAM,
+                    OpenMapStream.newBuilder()
+                        .setRequestId(rid)
+                        .setPartition(ref)
+                        .setStartSubpartition(startSubpartition)
+                        .setEndSubpartition(endSubpartition)
+                        .build(),
+                    rid))
+        .whenComplete(
+            (m, e) -> {
+              if (e != null) {
+                reader.fail(e);
+                return;
+              }
+              m.release();
+              reader.opened(m.header(Response.class));
+            });
+    return reader;
+  }
+
+  private void opened(Response r) {
+    boolean closeNow;
+    synchronized (this) {
+      streamId = r.getMapStream().getStreamId();
+      backlog = r.getMapStream().getBacklog();
+      closeNow = closed;
+      if (!closeNow) {
+        grantCredits();
+      }
+    }
+    if (closeNow) {
+      closeStream();
+    }
+  }
+
+  /**
+   * Caller holds the lock. Grants credits up to the bound, and no more than the backlog (plus one,
+   * which brings the end of the stream).
+   */
+  private void grantCredits() {
+    if (streamId < 0 || endSeen || closed || failure != null) {
+      return;
+    }
+    long wanted = Math.min(maxCredits, backlog + 1);
+    while (outstanding + queue.size() + (head != null ? 1 : 0) < wanted) {
+      outstanding++;
+      long sid = streamId;
+      context
+          .callAsync(
+              connection,
+              rid ->
+                  Messages.request(
+                      MessageType.READ_MAP_BUFFER,
+                      ReadMapBuffer.newBuilder().setRequestId(rid).setStreamId(sid).build(),
+                      rid))
+          .whenComplete(this::received);
+    }
+  }
+
+  private void received(Message m, Throwable error) {
+    if (error != null) {
+      fail(error);
+      return;
+    }
+    MapBuffer b = m.header(Response.class).getMapBuffer();
+    synchronized (this) {
+      outstanding--;
+      if (closed || endSeen) {
+        m.release();
+        return;
+      }
+      if (b.getEndOfStream()) {
+        m.release();
+        endSeen = true;
+      } else {
+        queue.add(new Received(m.body(), b.getSubpartition()));
+        backlog = b.getBacklog();
+      }
+    }
+    onAvailable.run();
+  }
+
+  private void fail(Throwable error) {
+    Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+    synchronized (this) {
+      outstanding = Math.max(0, outstanding - 1);
+      if (failure == null) {
+        failure =
+            new IOException(
+                "Reading "
+                    + id
+                    + " from Sluice server "
+                    + ClientContext.format(server)
+                    + " failed: "
+                    + cause.getMessage(),
+                cause);
+      }
+    }
+    onAvailable.run();
+  }
+
+  /**
+   * The next block, or null when none is available yet or the stream is finished.
+   *
+   * @throws IOException naming the partition and server when the stream failed (for example the
+   *     server lost the data); every later call throws it too
+   */
+  public Block poll() throws IOException {
+    while (true) {
+      if (head != null && head.data.isReadable()) {
+        return block.at(head);
+      }
+      synchronized (this) {
+        if (failure != null) {
+          throw failure;
+        }
+        if (head != null) {
+          head.data.release();
+          head = null;
+        }
+        head = queue.poll();
+        grantCredits();
+        if (head == null) {
+          return null;
+        }
+      }
+    }
+  }
+
+  /** True once every block was polled. */
+  public synchronized boolean isFinished() {
+    return endSeen && queue.isEmpty() && (head == null || !head.data.isReadable());
+  }
+
+  /** Closes the stream on the server and frees queued buffers; idempotent. */
+  @Override
+  public void close() {
+    boolean closeNow;
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      for (Received r : queue) {
+        r.data.release();
+      }
+      queue.clear();
+      if (head != null) {
+        head.data.release();
+        head = null;
+      }
+      closeNow = streamId >= 0 && !endSeen && failure == null;
+    }
+    if (closeNow) {
+      closeStream();
+    }
+  }
+
+  private void closeStream() {
+    long sid;
+    synchronized (this) {
+      sid = streamId;
+    }
+    context
+        .callAsync(
+            connection,
+            rid ->
+                Messages.request(
+                    MessageType.CLOSE_STREAM,
+                    CloseStream.newBuilder().setRequestId(rid).setStreamId(sid).build(),
+                    rid))
+        .whenComplete(
+            (m, e) -> {
+              if (m != null) {
+                m.release();
+              }
+            });
+  }
+
+  @Override
+  public String toString() {
+    return "reader of " + id + " on " + ClientContext.format(server);
+  }
+
+  /** The block at the head buffer's reader index; reading it moves the index past it. */
+  private final class CurrentBlock implements Block {
+    private ByteBuf buf;
+    private int subpartition;
+    private int kind;
+    private int rawLength;
+    private int length;
+
+    Block at(Received r) throws IOException {
+      buf = r.data;
+      subpartition = r.subpartition;
+      if (buf.readableBytes() < MapBlockFormat.HEADER_SIZE) {
+        throw corrupt("a truncated block header");
+      }
+      int pos = buf.readerIndex();
+      kind = buf.getInt(pos + 4);
+      rawLength = buf.getInt(pos + 8);
+      length = buf.getInt(pos + 12);
+      if (length < 0 || rawLength < 0 || length > buf.readableBytes() - MapBlockFormat.HEADER_SIZE) {
+        throw corrupt("a block of " + length + " bytes in a buffer of " + buf.readableBytes());
+      }
+      buf.skipBytes(MapBlockFormat.HEADER_SIZE + length);
+      return this;
+    }
+
+    private IOException corrupt(String what) {
+      IOException e = new IOException("Reading " + id + ": the server sent " + what);
+      synchronized (MapPartitionReader.this) {
+        failure = e;
+      }
+      return e;
+    }
+
+    @Override
+    public int subpartition() {
+      return subpartition;
+    }
+
+    @Override
+    public boolean isEvent() {
+      return kind == MapBlockFormat.KIND_EVENT;
+    }
+
+    @Override
+    public int length() {
+      return rawLength;
+    }
+
+    @Override
+    public void readInto(ByteBuffer target) throws IOException {
+      int payload = buf.readerIndex() - length;
+      if (target.remaining() < rawLength) {
+        throw new IllegalArgumentException(
+            "a block of " + rawLength + " bytes does not fit in " + target.remaining());
+      }
+      if (kind == MapBlockFormat.KIND_DATA_LZ4) {
+        ByteBuffer src = buf.nioBuffer(payload, length);
+        try {
+          LZ4.decompress(src, src.position(), target, target.position(), rawLength);
+        } catch (LZ4Exception e) {
+          throw corrupt("a block that does not decompress (" + e.getMessage() + ")");
+        }
+        target.position(target.position() + rawLength);
+      } else {
+        ByteBuffer src = buf.nioBuffer(payload, length);
+        target.put(src);
+      }
+    }
+  }
+}

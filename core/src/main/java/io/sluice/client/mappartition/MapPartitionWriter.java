@@ -1,0 +1,542 @@
+package io.sluice.client.mappartition;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.sluice.client.Backoff;
+import io.sluice.client.BatchCodec;
+import io.sluice.client.ClientContext;
+import io.sluice.network.Message;
+import io.sluice.network.TransportClient;
+import io.sluice.protocol.MapBlockFormat;
+import io.sluice.protocol.MessageType;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.CommitMapPartition;
+import io.sluice.protocol.proto.MapPartitionRef;
+import io.sluice.protocol.proto.RegionData;
+import io.sluice.protocol.proto.RegionFinish;
+import io.sluice.protocol.proto.RegionStart;
+import io.sluice.protocol.proto.ReleaseMapPartition;
+import io.sluice.protocol.proto.Response;
+import io.sluice.protocol.proto.ServerAddress;
+import io.sluice.protocol.proto.Status;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongFunction;
+import net.jpountz.lz4.LZ4Compressor;
+import net.jpountz.lz4.LZ4Factory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes one map partition to one server as regions. A region is whole records, in non-decreasing
+ * subpartition order: {@link #startRegion}, any number of {@link #write}/{@link #writeEvent},
+ * {@link #finishRegion}. {@link #commit} ends the partition: once it returns, the file is complete,
+ * on disk and readable. Data is cut into blocks of at most {@code maxBlockSize} uncompressed bytes
+ * (a reader hands each block over as one buffer), compressed with {@code sluice.push.compression},
+ * and sent in frames of about {@code sluice.mapPartition.pushSize}.
+ *
+ * <p>Frames are sent asynchronously under the server's write credit: a call blocks only while the
+ * credit is used up. A frame refused CONGESTED (server memory full) is sent again, with the frames
+ * after it, after a backoff, so the server stores them in order. Any other failure fails the writer:
+ * every later call throws it, naming the partition and server, and the engine reruns the producer.
+ * Not thread safe: one producer thread.
+ */
+public final class MapPartitionWriter implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(MapPartitionWriter.class);
+  private static final LZ4Compressor LZ4 = LZ4Factory.fastestInstance().fastCompressor();
+
+  private final ClientContext context;
+  private final MapPartitionId id;
+  private final ServerAddress server;
+  private final MapPartitionRef ref;
+  private final int numSubpartitions;
+  private final int maxBlockSize;
+  private final boolean compress;
+  private final int pushSize;
+  private final Backoff backoff;
+  private final long[] bytesPerSubpartition;
+  private TransportClient connection;
+
+  // producer thread only
+  private ByteBuf frame;
+  private int regionsStarted;
+  private boolean regionOpen;
+  private boolean broadcast;
+  private int nextSequence;
+  private long storedBytes;
+  private boolean committed;
+  private boolean closed;
+
+  // guarded by this: the frames sent and not yet taken, oldest first
+  private final ArrayDeque<Frame> unacked = new ArrayDeque<>();
+  private int inFlight;
+  private int credits = 1;
+  private boolean resendPending;
+  private int congestedRounds;
+  private long lastProgressNanos = System.nanoTime();
+  private IOException failure;
+
+  private static final class Frame {
+    final int sequence;
+    final int region;
+    final ByteBuf body;
+
+    Frame(int sequence, int region, ByteBuf body) {
+      this.sequence = sequence;
+      this.region = region;
+      this.body = body;
+    }
+  }
+
+  private MapPartitionWriter(
+      ClientContext context,
+      MapPartitionId id,
+      ServerAddress server,
+      int numSubpartitions,
+      int maxBlockSize) {
+    if (numSubpartitions < 1 || maxBlockSize < 1) {
+      throw new IllegalArgumentException(
+          id
+              + ": need at least one subpartition and a positive block size, got "
+              + numSubpartitions
+              + " and "
+              + maxBlockSize);
+    }
+    this.context = context;
+    this.id = id;
+    this.server = server;
+    this.ref =
+        MapPartitionRef.newBuilder()
+            .setAppId(id.appId())
+            .setShuffleId(id.shuffleId())
+            .setMapIndex(id.mapIndex())
+            .setAttempt(id.attempt())
+            .build();
+    this.numSubpartitions = numSubpartitions;
+    this.maxBlockSize = maxBlockSize;
+    this.compress = context.conf().codec() == BatchCodec.LZ4;
+    this.pushSize = context.conf().mapPushSize();
+    this.backoff =
+        new Backoff(context.conf().retryWaitMillis(), context.conf().retryMaxWaitMillis());
+    this.bytesPerSubpartition = new long[numSubpartitions];
+  }
+
+  /**
+   * Opens a writer. Nothing is sent until the first region.
+   *
+   * @param maxBlockSize the largest block, uncompressed (e.g. Flink's memory segment size)
+   */
+  public static MapPartitionWriter open(
+      ClientContext context,
+      MapPartitionId id,
+      String host,
+      int port,
+      int numSubpartitions,
+      int maxBlockSize) {
+    return new MapPartitionWriter(
+        context, id, ClientContext.address(host, port), numSubpartitions, maxBlockSize);
+  }
+
+  public MapPartitionId id() {
+    return id;
+  }
+
+  /** Starts a region; a broadcast region's data belongs to every subpartition and is stored once. */
+  public void startRegion(boolean broadcast) throws IOException {
+    checkUsable();
+    if (regionOpen) {
+      throw new IllegalStateException("region " + (regionsStarted - 1) + " of " + id + " is open");
+    }
+    if (connection == null) {
+      connection = context.pushConnection(server);
+    }
+    int region = regionsStarted;
+    Response r =
+        call(
+            rid ->
+                Messages.request(
+                    MessageType.REGION_START,
+                    RegionStart.newBuilder()
+                        .setRequestId(rid)
+                        .setPartition(ref)
+                        .setNumSubpartitions(numSubpartitions)
+                        .setRegionIndex(region)
+                        .setBroadcast(broadcast)
+                        .build(),
+                    rid),
+            "start region " + region);
+    synchronized (this) {
+      credits = Math.max(1, r.getWriteCredit().getCredits());
+    }
+    regionsStarted++;
+    regionOpen = true;
+    this.broadcast = broadcast;
+  }
+
+  /**
+   * Appends serialized record bytes of {@code subpartition} (ignored in a broadcast region) to the
+   * current region. Consumes {@code data} (its position moves to its limit); the caller may reuse
+   * it on return.
+   */
+  public void write(int subpartition, ByteBuffer data) throws IOException {
+    checkRegion(subpartition);
+    int count = data.remaining();
+    while (data.hasRemaining()) {
+      int n = Math.min(maxBlockSize, data.remaining());
+      appendBlock(broadcast ? 0 : subpartition, data, n);
+    }
+    count(subpartition, count);
+  }
+
+  /** Appends one serialized engine event; a reader hands it over as an event block. */
+  public void writeEvent(int subpartition, ByteBuffer event) throws IOException {
+    checkRegion(subpartition);
+    int n = event.remaining();
+    ByteBuf f = frame(MapBlockFormat.HEADER_SIZE + n);
+    MapBlockFormat.writeHeader(f, broadcast ? 0 : subpartition, MapBlockFormat.KIND_EVENT, n, n);
+    f.writeBytes(event);
+    sendIfFull();
+  }
+
+  private void count(int subpartition, long bytes) {
+    if (broadcast) {
+      for (int i = 0; i < numSubpartitions; i++) {
+        bytesPerSubpartition[i] += bytes;
+      }
+    } else {
+      bytesPerSubpartition[subpartition] += bytes;
+    }
+  }
+
+  private void checkRegion(int subpartition) throws IOException {
+    checkUsable();
+    if (!regionOpen) {
+      throw new IllegalStateException("no open region in " + id + "; call startRegion first");
+    }
+    if (!broadcast && (subpartition < 0 || subpartition >= numSubpartitions)) {
+      throw new IllegalArgumentException(
+          "subpartition " + subpartition + " is not in " + id + " (" + numSubpartitions + ")");
+    }
+  }
+
+  /** Compresses {@code n} bytes of {@code data} into the frame as one block. */
+  private void appendBlock(int subpartition, ByteBuffer data, int n) throws IOException {
+    int max = compress ? LZ4.maxCompressedLength(n) : n;
+    ByteBuf f = frame(MapBlockFormat.HEADER_SIZE + max);
+    int headerAt = f.writerIndex();
+    int payloadAt = headerAt + MapBlockFormat.HEADER_SIZE;
+    int kind = MapBlockFormat.KIND_DATA;
+    int length = n;
+    if (compress) {
+      ByteBuffer out = f.nioBuffer(payloadAt, max);
+      int c = LZ4.compress(data, data.position(), n, out, out.position(), max);
+      if (c < n) {
+        kind = MapBlockFormat.KIND_DATA_LZ4;
+        length = c;
+      }
+    }
+    if (kind == MapBlockFormat.KIND_DATA) {
+      f.setBytes(payloadAt, data.duplicate().limit(data.position() + n));
+    }
+    data.position(data.position() + n);
+    f.setInt(headerAt, subpartition)
+        .setInt(headerAt + 4, kind)
+        .setInt(headerAt + 8, n)
+        .setInt(headerAt + 12, length);
+    f.writerIndex(payloadAt + length);
+    sendIfFull();
+  }
+
+  /** The frame being filled, with room for {@code bytes} more. */
+  private ByteBuf frame(int bytes) {
+    if (frame == null) {
+      frame = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(pushSize, bytes) + 1024);
+    }
+    frame.ensureWritable(bytes);
+    return frame;
+  }
+
+  private void sendIfFull() throws IOException {
+    if (frame.readableBytes() >= pushSize) {
+      sendFrame();
+    }
+  }
+
+  public void finishRegion() throws IOException {
+    checkUsable();
+    if (!regionOpen) {
+      throw new IllegalStateException("no open region in " + id);
+    }
+    if (frame != null && frame.isReadable()) {
+      sendFrame();
+    }
+    awaitAllTaken();
+    int region = regionsStarted - 1;
+    call(
+        rid ->
+            Messages.request(
+                MessageType.REGION_FINISH,
+                RegionFinish.newBuilder()
+                    .setRequestId(rid)
+                    .setPartition(ref)
+                    .setRegionIndex(region)
+                    .build(),
+                rid),
+        "finish region " + region);
+    regionOpen = false;
+  }
+
+  /** Sends the filled frame once a credit is free. */
+  private void sendFrame() throws IOException {
+    ByteBuf body = frame;
+    frame = null;
+    Frame f = new Frame(nextSequence++, regionsStarted - 1, body);
+    synchronized (this) {
+      while (inFlight >= credits || resendPending) {
+        waitForAnswers();
+      }
+      unacked.add(f);
+      storedBytes += body.readableBytes();
+      send(f);
+    }
+  }
+
+  /** Caller holds the lock. */
+  private void send(Frame f) {
+    inFlight++;
+    context
+        .callAsync(
+            connection,
+            rid ->
+                Messages.request(
+                    MessageType.REGION_DATA,
+                    RegionData.newBuilder()
+                        .setRequestId(rid)
+                        .setPartition(ref)
+                        .setRegionIndex(f.region)
+                        .setSequence(f.sequence)
+                        .build(),
+                    rid,
+                    f.body.retainedDuplicate()))
+        .whenComplete((response, error) -> answered(f, response, error));
+  }
+
+  private synchronized void answered(Frame f, Message response, Throwable error) {
+    inFlight--;
+    if (error == null) {
+      Response r = response.header(Response.class);
+      response.release();
+      if (unacked.remove(f)) {
+        f.body.release();
+      }
+      credits = Math.max(1, r.getWriteCredit().getCredits());
+      lastProgressNanos = System.nanoTime();
+      congestedRounds = 0;
+    } else {
+      Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+      if (cause instanceof StatusException
+          && ((StatusException) cause).status() == Status.CONGESTED) {
+        resendPending = true;
+      } else if (failure == null) {
+        failure = failure("frame " + f.sequence + " of region " + f.region + " failed", cause);
+      }
+    }
+    notifyAll();
+  }
+
+  /**
+   * Caller holds the lock. Waits for an answer; when every frame in flight is answered and some
+   * were refused, sends the refused ones again after a backoff.
+   */
+  private void waitForAnswers() throws IOException {
+    if (failure != null) {
+      throw failure;
+    }
+    if (resendPending && inFlight == 0) {
+      long waited = System.nanoTime() - lastProgressNanos;
+      if (waited > TimeUnit.MILLISECONDS.toNanos(context.conf().pushTimeoutMillis())) {
+        failure =
+            new IOException(
+                "Sluice server "
+                    + ClientContext.format(server)
+                    + " refused "
+                    + id
+                    + " for lack of memory for longer than sluice.push.timeout ("
+                    + context.conf().pushTimeoutMillis()
+                    + " ms)");
+        throw failure;
+      }
+      long delay = backoff.delayMillis(++congestedRounds);
+      sleep(delay);
+      resendPending = false;
+      for (Frame f : unacked) {
+        send(f);
+      }
+      return;
+    }
+    try {
+      wait(1000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while writing " + id, e);
+    }
+  }
+
+  private void sleep(long millis) throws IOException {
+    try {
+      wait(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while writing " + id, e);
+    }
+  }
+
+  private synchronized void awaitAllTaken() throws IOException {
+    while (!unacked.isEmpty() || inFlight > 0) {
+      waitForAnswers();
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  /**
+   * Waits for every frame, then commits the partition on the server.
+   *
+   * @return bytes stored (after compression, with block headers)
+   * @throws IOException naming the partition and server when any frame or the commit failed
+   */
+  public long commit() throws IOException {
+    checkUsable();
+    if (regionOpen) {
+      finishRegion();
+    }
+    awaitAllTaken();
+    if (connection == null) {
+      // no region at all: an empty partition still exists for its readers
+      startRegion(false);
+      finishRegion();
+    }
+    int regions = regionsStarted;
+    call(
+        rid ->
+            Messages.request(
+                MessageType.COMMIT_MAP_PARTITION,
+                CommitMapPartition.newBuilder()
+                    .setRequestId(rid)
+                    .setPartition(ref)
+                    .setNumRegions(regions)
+                    .build(),
+                rid),
+        "commit");
+    committed = true;
+    LOG.debug("Committed {} on {}: {} regions, {} bytes", id, format(), regions, storedBytes);
+    return storedBytes;
+  }
+
+  /** Uncompressed bytes written per subpartition so far (broadcast data counts for each). */
+  public long[] bytesPerSubpartition() {
+    return bytesPerSubpartition.clone();
+  }
+
+  private void checkUsable() throws IOException {
+    if (closed || committed) {
+      throw new IllegalStateException(id + " is " + (committed ? "committed" : "closed"));
+    }
+    synchronized (this) {
+      if (failure != null) {
+        throw failure;
+      }
+    }
+  }
+
+  /** Sends a control request on the partition's connection and waits for OK. */
+  private Response call(LongFunction<Message> request, String what) throws IOException {
+    long timeout = context.networkConf().requestTimeoutMillis();
+    try {
+      Message m = context.callAsync(connection, request).get(timeout + 1000, TimeUnit.MILLISECONDS);
+      m.release();
+      return m.header(Response.class);
+    } catch (ExecutionException e) {
+      IOException f = failure("cannot " + what, e.getCause());
+      synchronized (this) {
+        if (failure == null) {
+          failure = f;
+        }
+      }
+      throw f;
+    } catch (TimeoutException e) {
+      throw failure("no answer to " + what, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while writing " + id, e);
+    }
+  }
+
+  private IOException failure(String what, Throwable cause) {
+    return new IOException(
+        "Writing "
+            + id
+            + " to Sluice server "
+            + format()
+            + ": "
+            + what
+            + ": "
+            + cause.getMessage(),
+        cause);
+  }
+
+  private String format() {
+    return ClientContext.format(server);
+  }
+
+  /**
+   * Frees what the writer holds. Unless committed, drops the partition on the server (best
+   * effort). Idempotent.
+   */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (frame != null) {
+      frame.release();
+      frame = null;
+    }
+    synchronized (this) {
+      for (Frame f : unacked) {
+        f.body.release();
+      }
+      unacked.clear();
+    }
+    if (!committed && connection != null) {
+      context
+          .callAsync(
+              server,
+              rid ->
+                  Messages.request(
+                      MessageType.RELEASE_MAP_PARTITION,
+                      ReleaseMapPartition.newBuilder()
+                          .setRequestId(rid)
+                          .setPartition(ref)
+                          .build(),
+                      rid))
+          .whenComplete(
+              (m, e) -> {
+                if (m != null) {
+                  m.release();
+                } else {
+                  LOG.debug("Could not drop {} on {}: {}", id, format(), e.toString());
+                }
+              });
+    }
+  }
+}

@@ -1,0 +1,245 @@
+package io.sluice.server;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.sluice.common.Ids;
+import io.sluice.network.Message;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.proto.CommitMapPartition;
+import io.sluice.protocol.proto.MapPartitionCommitted;
+import io.sluice.protocol.proto.MapPartitionRef;
+import io.sluice.protocol.proto.MapStreamOpened;
+import io.sluice.protocol.proto.OpenMapStream;
+import io.sluice.protocol.proto.ReadMapBuffer;
+import io.sluice.protocol.proto.RegionData;
+import io.sluice.protocol.proto.RegionFinish;
+import io.sluice.protocol.proto.RegionStart;
+import io.sluice.protocol.proto.ReleaseMapPartition;
+import io.sluice.protocol.proto.Status;
+import io.sluice.protocol.proto.WriteCredit;
+import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.read.MapReadStream;
+import io.sluice.server.read.MapStreams;
+import io.sluice.server.storage.CommittedMapPartition;
+import io.sluice.server.storage.MapPartitionFile;
+import io.sluice.server.storage.MapPartitionKey;
+import io.sluice.server.storage.ServerShuffle;
+import io.sluice.server.storage.ShuffleRegistry;
+import io.sluice.server.storage.StorageUnavailableException;
+import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The map partition (Flink) requests: writing regions, committing, releasing, and credit-based
+ * reads. Every answer that is not OK names the partition. Runs on network threads; commits and
+ * reads answer from flusher and IO scheduler threads.
+ */
+final class MapPartitionRequests {
+  private static final Logger LOG = LoggerFactory.getLogger(MapPartitionRequests.class);
+
+  private final ShuffleRegistry registry;
+  private final MemoryBudget memory;
+  private final ServerMetrics metrics;
+  private final FlowControl flowControl;
+  private final MapStreams streams;
+  private final int writeCredits;
+
+  MapPartitionRequests(
+      ShuffleRegistry registry,
+      MemoryBudget memory,
+      ServerMetrics metrics,
+      FlowControl flowControl,
+      MapStreams streams,
+      int writeCredits) {
+    this.registry = registry;
+    this.memory = memory;
+    this.metrics = metrics;
+    this.flowControl = flowControl;
+    this.streams = streams;
+    this.writeCredits = writeCredits;
+  }
+
+  private ServerShuffle shuffle(MapPartitionRef ref) {
+    MapPartitionKey key = MapPartitionKey.of(ref);
+    ServerShuffle shuffle = registry.get(key.appId(), key.shuffleId());
+    if (shuffle == null) {
+      throw new StatusError(
+          Status.SHUFFLE_NOT_REGISTERED,
+          Ids.shuffle(key.appId(), key.shuffleId())
+              + " is not registered on this server; cannot serve "
+              + key);
+    }
+    return shuffle;
+  }
+
+  private MapPartitionFile existing(MapPartitionRef ref) {
+    MapPartitionFile file = shuffle(ref).mapPartition(ref.getMapIndex(), ref.getAttempt());
+    if (file == null) {
+      throw new StatusError(
+          Status.NOT_FOUND,
+          MapPartitionKey.of(ref)
+              + " is not on this server (never written here, released, or lost in a restart)");
+    }
+    return file;
+  }
+
+  private Message credit(long requestId) {
+    int credits = memory.state() == MemoryBudget.State.ACCEPTING ? writeCredits : 1;
+    return Messages.response(
+        Messages.okBuilder(requestId)
+            .setWriteCredit(WriteCredit.newBuilder().setCredits(credits))
+            .build());
+  }
+
+  Message regionStart(RegionStart h) {
+    MapPartitionRef ref = h.getPartition();
+    MapPartitionFile file;
+    try {
+      file =
+          shuffle(ref)
+              .mapPartitionForRegion(
+                  ref.getMapIndex(), ref.getAttempt(), h.getNumSubpartitions(), h.getRegionIndex());
+    } catch (StorageUnavailableException e) {
+      return Messages.error(h.getRequestId(), Status.HARD_SPLIT, e.getMessage());
+    }
+    file.startRegion(h.getRegionIndex(), h.getNumSubpartitions(), h.getBroadcast());
+    return credit(h.getRequestId());
+  }
+
+  /** Takes ownership of {@code body}. */
+  Message regionData(Channel channel, RegionData h, ByteBuf body) {
+    int bytes = body.readableBytes();
+    boolean reserved = false;
+    try {
+      MapPartitionFile file = existing(h.getPartition());
+      if (!file.isNextFrame(h.getSequence())) {
+        body.release();
+        return Messages.error(
+            h.getRequestId(),
+            Status.CONGESTED,
+            "an earlier frame of " + file.key() + " was refused; send again from there");
+      }
+      if (!memory.tryReserve(bytes)) {
+        body.release();
+        metrics.pushesCongested().mark();
+        return Messages.error(
+            h.getRequestId(),
+            Status.CONGESTED,
+            "server memory is "
+                + memory.state()
+                + " ("
+                + memory.held()
+                + " of "
+                + memory.max()
+                + " bytes held, sluice.memory.max); retry region data of "
+                + file.key()
+                + " later");
+      }
+      reserved = true;
+      file.append(h.getRegionIndex(), h.getSequence(), body);
+      metrics.bytesPushed().mark(bytes);
+      flowControl.pushedOn(channel);
+      return credit(h.getRequestId());
+    } catch (RuntimeException e) {
+      if (reserved) {
+        memory.release(bytes);
+      }
+      body.release();
+      throw e;
+    }
+  }
+
+  Message regionFinish(RegionFinish h) {
+    existing(h.getPartition()).finishRegion(h.getRegionIndex());
+    return Messages.ok(h.getRequestId());
+  }
+
+  void commit(Channel channel, CommitMapPartition h) {
+    MapPartitionFile file = existing(h.getPartition());
+    file.commit(h.getNumRegions())
+        .whenComplete(
+            (c, error) -> {
+              if (error == null) {
+                channel.writeAndFlush(
+                    Messages.response(
+                        Messages.okBuilder(h.getRequestId())
+                            .setMapCommitted(
+                                MapPartitionCommitted.newBuilder()
+                                    .setLength(c.length())
+                                    .setNumRegions(c.numRegions()))
+                            .build()));
+                return;
+              }
+              Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+              LOG.error("Commit of {} failed: {}", file.key(), cause.getMessage());
+              channel.writeAndFlush(
+                  Messages.error(
+                      h.getRequestId(),
+                      cause instanceof IllegalArgumentException
+                          ? Status.BAD_REQUEST
+                          : Status.INTERNAL_ERROR,
+                      "commit of " + file.key() + " failed: " + cause.getMessage()));
+            });
+  }
+
+  CompletableFuture<Void> release(ReleaseMapPartition h) {
+    MapPartitionRef ref = h.getPartition();
+    MapPartitionKey key = MapPartitionKey.of(ref);
+    ServerShuffle shuffle = registry.get(key.appId(), key.shuffleId());
+    return shuffle == null
+        ? CompletableFuture.completedFuture(null)
+        : shuffle.releaseMapPartition(ref.getMapIndex(), ref.getAttempt());
+  }
+
+  Message openStream(Channel channel, OpenMapStream h) throws IOException {
+    MapPartitionFile file = existing(h.getPartition());
+    CommittedMapPartition committed = file.committed();
+    if (committed == null) {
+      return Messages.error(
+          h.getRequestId(),
+          Status.NOT_FOUND,
+          file.key() + " is not committed on this server; its producer has not finished");
+    }
+    MapReadStream stream =
+        streams.open(channel, committed, h.getStartSubpartition(), h.getEndSubpartition());
+    if (stream == null) {
+      return Messages.error(
+          h.getRequestId(),
+          Status.BAD_REQUEST,
+          "cannot read "
+              + file.key()
+              + ": the connection holds too many open streams"
+              + " (sluice.read.maxStreamsPerConnection)");
+    }
+    return Messages.response(
+        Messages.okBuilder(h.getRequestId())
+            .setMapStream(
+                MapStreamOpened.newBuilder()
+                    .setStreamId(stream.id())
+                    .setBacklog(stream.backlog()))
+            .build());
+  }
+
+  /** Returns null: the IO scheduler answers the credit. */
+  Message read(Channel channel, ReadMapBuffer h) {
+    if (!streams.credit(channel, h.getStreamId(), h.getRequestId())) {
+      return Messages.error(
+          h.getRequestId(), Status.NOT_FOUND, "no open map stream " + h.getStreamId());
+    }
+    return null;
+  }
+
+  /** A request refused with a status other than BAD_REQUEST; the message names what and why. */
+  static final class StatusError extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final Status status;
+
+    StatusError(Status status, String message) {
+      super(message, null, false, false);
+      this.status = status;
+    }
+  }
+}

@@ -1,0 +1,146 @@
+package io.sluice.server.read;
+
+import io.netty.channel.Channel;
+import io.sluice.server.ServerMetrics;
+import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.storage.CommittedMapPartition;
+import io.sluice.server.storage.DataDirectory;
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+
+/**
+ * Open map partition read streams and the IO schedulers (one per data directory) that serve their
+ * credits. Streams close when the reader closes them or its connection closes; at most {@code
+ * maxPerConnection} per connection. Thread safe.
+ */
+public final class MapStreams implements Closeable {
+  private final int maxPerConnection;
+  private final LongSupplier ids;
+  private final Map<DataDirectory, MapReadScheduler> schedulers = new HashMap<>();
+  private final Map<Long, MapReadStream> streams = new ConcurrentHashMap<>();
+  private final Map<Channel, Set<Long>> byChannel = new ConcurrentHashMap<>();
+
+  public MapStreams(
+      List<DataDirectory> dirs,
+      int maxPerConnection,
+      LongSupplier ids,
+      int buffersPerDirectory,
+      int bufferSize,
+      MemoryBudget memory,
+      ServerMetrics metrics) {
+    this.maxPerConnection = maxPerConnection;
+    this.ids = ids;
+    int i = 0;
+    for (DataDirectory d : dirs) {
+      MapReadScheduler s =
+          new MapReadScheduler("dir" + i++, buffersPerDirectory, bufferSize, memory, metrics);
+      s.start();
+      schedulers.put(d, s);
+    }
+  }
+
+  /** The IO scheduler of a data directory. */
+  public MapReadScheduler scheduler(DataDirectory dir) {
+    MapReadScheduler s = schedulers.get(dir);
+    if (s == null) {
+      throw new IllegalStateException("no IO scheduler for " + dir);
+    }
+    return s;
+  }
+
+  /**
+   * Opens a stream over subpartitions {@code [start, end]}; null when the connection already holds
+   * its maximum.
+   *
+   * @throws IllegalArgumentException naming the partition when the range is not in it
+   * @throws IOException when its index cannot be read (for example it was released)
+   */
+  public MapReadStream open(Channel channel, CommittedMapPartition file, int start, int end)
+      throws IOException {
+    Set<Long> open = byChannel.computeIfAbsent(channel, c -> ConcurrentHashMap.newKeySet());
+    if (open.size() >= maxPerConnection) {
+      return null;
+    }
+    MapReadStream s =
+        new MapReadStream(
+            ids.getAsLong(),
+            channel,
+            file,
+            start,
+            end,
+            scheduler(file.directory()).bufferSize());
+    streams.put(s.id(), s);
+    open.add(s.id());
+    return s;
+  }
+
+  /**
+   * One credit for stream {@code id}.
+   *
+   * @return false when {@code channel} has no such stream
+   */
+  public boolean credit(Channel channel, long id, long requestId) {
+    MapReadStream s = get(channel, id);
+    if (s == null) {
+      return false;
+    }
+    scheduler(s.file().directory()).credit(s, requestId);
+    return true;
+  }
+
+  private MapReadStream get(Channel channel, long id) {
+    MapReadStream s = streams.get(id);
+    return s != null && s.owner() == channel ? s : null;
+  }
+
+  /**
+   * @return false when {@code channel} has no such stream
+   */
+  public boolean close(Channel channel, long id) {
+    MapReadStream s = get(channel, id);
+    if (s == null) {
+      return false;
+    }
+    closeStream(s);
+    Set<Long> open = byChannel.get(channel);
+    if (open != null) {
+      open.remove(id);
+    }
+    return true;
+  }
+
+  /** Closes every stream of a closed connection. */
+  public void closeAll(Channel channel) {
+    Set<Long> open = byChannel.remove(channel);
+    if (open != null) {
+      for (Long id : open) {
+        MapReadStream s = streams.get(id);
+        if (s != null) {
+          closeStream(s);
+        }
+      }
+    }
+  }
+
+  private void closeStream(MapReadStream s) {
+    streams.remove(s.id());
+    scheduler(s.file().directory()).close(s);
+  }
+
+  public int openCount() {
+    return streams.size();
+  }
+
+  @Override
+  public void close() {
+    for (MapReadScheduler s : schedulers.values()) {
+      s.close();
+    }
+  }
+}

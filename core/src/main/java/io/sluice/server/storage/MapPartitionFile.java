@@ -1,0 +1,480 @@
+package io.sluice.server.storage;
+
+import io.netty.buffer.ByteBuf;
+import io.sluice.protocol.MapBlockFormat;
+import io.sluice.server.ServerMetrics;
+import io.sluice.server.memory.MemoryBudget;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A map partition being written: one data file and one index file ({@link MapPartitionIndex}) in
+ * {@code <dir>/<appId>/<shuffleId>/}, named {@code map-<mapIndex>-<attempt>.data} and {@code
+ * .index}, with an {@code .inprogress} suffix until the commit renames them.
+ *
+ * <p>The writer sends regions in order: start, data frames, finish. Each data frame's blocks are
+ * checked (subpartitions in range and non-decreasing within a region) and their offsets recorded;
+ * at the region's finish its index record is appended. Frames are written in arrival order on the
+ * partition's flusher thread, which releases each frame and its memory reservation once written.
+ *
+ * <p>A failed write fails the partition: later frames and the commit are refused naming the
+ * failure, and the engine reruns the producer. Thread safe.
+ */
+public final class MapPartitionFile {
+  private static final Logger LOG = LoggerFactory.getLogger(MapPartitionFile.class);
+  static final String IN_PROGRESS_SUFFIX = ".inprogress";
+
+  private enum State {
+    WRITING,
+    COMMITTING,
+    COMMITTED,
+    DISCARDED
+  }
+
+  private final MapPartitionKey key;
+  private final int numSubpartitions;
+  private final DataDirectory dir;
+  private final DataDirectories dirs;
+  private final ExecutorService flusher;
+  private final MemoryBudget memory;
+  private final ServerMetrics metrics;
+  private final boolean fsync;
+
+  // guarded by this
+  private State state = State.WRITING;
+  private boolean sealed;
+  private int regionsFinished;
+  private boolean regionOpen;
+  private boolean regionBroadcast;
+  private long regionStart;
+  private int lastSubpartition;
+  private final long[] subOffsets;
+  private final long[] subLengths;
+  private long accepted;
+  private int nextSequence;
+  private String failure;
+  private CompletableFuture<CommittedMapPartition> commit;
+  private CommittedMapPartition committed;
+
+  // flusher thread only
+  private FileChannel data;
+  private FileChannel index;
+
+  public MapPartitionFile(
+      MapPartitionKey key,
+      int numSubpartitions,
+      DataDirectory dir,
+      DataDirectories dirs,
+      MemoryBudget memory,
+      ServerMetrics metrics,
+      boolean fsync) {
+    if (numSubpartitions < 1) {
+      throw new IllegalArgumentException(
+          key + " must have at least one subpartition, got " + numSubpartitions);
+    }
+    this.key = key;
+    this.numSubpartitions = numSubpartitions;
+    this.dir = dir;
+    this.dirs = dirs;
+    this.flusher = dir.assignFlusher();
+    this.memory = memory;
+    this.metrics = metrics;
+    this.fsync = fsync;
+    this.subOffsets = new long[numSubpartitions];
+    this.subLengths = new long[numSubpartitions];
+  }
+
+  public MapPartitionKey key() {
+    return key;
+  }
+
+  public int numSubpartitions() {
+    return numSubpartitions;
+  }
+
+  private Path path(String suffix) {
+    return dir.root()
+        .resolve(key.appId())
+        .resolve(Integer.toString(key.shuffleId()))
+        .resolve(key.fileBaseName() + suffix);
+  }
+
+  /**
+   * Opens region {@code regionIndex}.
+   *
+   * @throws IllegalArgumentException naming the partition when regions come out of order, the
+   *     subpartition count differs from the first region's, or the partition takes no more data
+   */
+  public synchronized void startRegion(int regionIndex, int subpartitions, boolean broadcast) {
+    checkWritable();
+    if (subpartitions != numSubpartitions) {
+      throw new IllegalArgumentException(
+          key + " has " + numSubpartitions + " subpartitions, region claims " + subpartitions);
+    }
+    if (regionOpen || regionIndex != regionsFinished) {
+      throw new IllegalArgumentException(
+          "region "
+              + regionIndex
+              + " of "
+              + key
+              + " started out of order: "
+              + regionsFinished
+              + " regions finished"
+              + (regionOpen ? " and region " + regionsFinished + " still open" : ""));
+    }
+    regionOpen = true;
+    regionBroadcast = broadcast;
+    regionStart = accepted;
+    lastSubpartition = 0;
+    Arrays.fill(subOffsets, -1);
+    Arrays.fill(subLengths, 0);
+  }
+
+  /**
+   * Whether frame {@code sequence} is the next one. A later frame means an earlier one was refused
+   * (CONGESTED) and is being sent again: refuse it too, so frames are stored in order.
+   *
+   * @throws IllegalArgumentException when the frame was already taken
+   */
+  public synchronized boolean isNextFrame(int sequence) {
+    if (sequence < nextSequence) {
+      throw new IllegalArgumentException(
+          "frame " + sequence + " of " + key + " was already taken (next is " + nextSequence + ")");
+    }
+    return sequence == nextSequence;
+  }
+
+  /**
+   * Appends frame {@code sequence} of blocks, whose size is already reserved in the memory budget.
+   * On success the partition owns the body and its reservation; on an exception the caller keeps
+   * both.
+   *
+   * @throws IllegalArgumentException naming the partition and the problem when the frame is
+   *     malformed, out of order or the partition takes no more data
+   */
+  public synchronized void append(int regionIndex, int sequence, ByteBuf body) {
+    checkWritable();
+    if (sequence != nextSequence) {
+      throw new IllegalArgumentException(
+          "frame " + sequence + " of " + key + " out of order: expected " + nextSequence);
+    }
+    if (!regionOpen || regionIndex != regionsFinished) {
+      throw new IllegalArgumentException(
+          "data for region " + regionIndex + " of " + key + ", which is not the open region");
+    }
+    int[] last = {lastSubpartition};
+    String problem =
+        MapBlockFormat.check(
+            body,
+            numSubpartitions,
+            (offset, sub, kind, raw, length) -> {
+              if (!regionBroadcast && sub < last[0]) {
+                throw new IllegalArgumentException(
+                    "blocks of region "
+                        + regionIndex
+                        + " of "
+                        + key
+                        + " go back from subpartition "
+                        + last[0]
+                        + " to "
+                        + sub);
+              }
+              last[0] = sub;
+            });
+    if (problem != null) {
+      throw new IllegalArgumentException("malformed region data for " + key + ": " + problem);
+    }
+    long base = accepted;
+    if (!regionBroadcast) {
+      MapBlockFormat.check(
+          body,
+          numSubpartitions,
+          (offset, sub, kind, raw, length) -> {
+            if (subOffsets[sub] < 0) {
+              subOffsets[sub] = base + offset;
+            }
+            subLengths[sub] += MapBlockFormat.HEADER_SIZE + length;
+          });
+      lastSubpartition = last[0];
+    }
+    int bytes = body.readableBytes();
+    accepted += bytes;
+    nextSequence++;
+    runOnFlusher(() -> writeData(body, bytes));
+  }
+
+  /** Closes the open region and queues its index record. */
+  public synchronized void finishRegion(int regionIndex) {
+    checkWritable();
+    if (!regionOpen || regionIndex != regionsFinished) {
+      throw new IllegalArgumentException(
+          "finish of region " + regionIndex + " of " + key + ", which is not the open region");
+    }
+    long[] offsets = new long[numSubpartitions];
+    long[] lengths = new long[numSubpartitions];
+    if (regionBroadcast) {
+      Arrays.fill(offsets, regionStart);
+      Arrays.fill(lengths, accepted - regionStart);
+    } else {
+      long next = regionStart;
+      for (int i = 0; i < numSubpartitions; i++) {
+        offsets[i] = subOffsets[i] < 0 ? next : subOffsets[i];
+        lengths[i] = subLengths[i];
+        next = offsets[i] + lengths[i];
+      }
+    }
+    regionOpen = false;
+    regionsFinished++;
+    ByteBuffer record = MapPartitionIndex.record(offsets, lengths);
+    runOnFlusher(() -> writeIndex(record));
+  }
+
+  private void checkWritable() {
+    if (state != State.WRITING) {
+      throw new IllegalArgumentException(key + " is " + state.name().toLowerCase() + "; no more data");
+    }
+    if (sealed) {
+      throw new IllegalArgumentException(key + " takes no more data: the server is stopping");
+    }
+    if (failure != null) {
+      throw new IllegalArgumentException(key + " failed and takes no more data: " + failure);
+    }
+  }
+
+  /**
+   * Flushes, fsyncs, closes and renames the files. Idempotent. Fails naming the partition when
+   * a region is still open, the region count differs from {@code numRegions} or a write failed.
+   */
+  public synchronized CompletableFuture<CommittedMapPartition> commit(int numRegions) {
+    if (commit != null) {
+      return commit;
+    }
+    commit = new CompletableFuture<>();
+    CompletableFuture<CommittedMapPartition> result = commit;
+    if (state != State.WRITING) {
+      result.completeExceptionally(new IOException(key + " was dropped before its commit"));
+      return result;
+    }
+    if (regionOpen || numRegions != regionsFinished) {
+      result.completeExceptionally(
+          new IllegalArgumentException(
+              "cannot commit "
+                  + key
+                  + " with "
+                  + numRegions
+                  + " regions: the server finished "
+                  + regionsFinished
+                  + (regionOpen ? " and one is still open" : "")));
+      return result;
+    }
+    state = State.COMMITTING;
+    long length = accepted;
+    runOnFlusher(
+        () -> {
+          try {
+            result.complete(finishFiles(numRegions, length));
+          } catch (IOException | RuntimeException e) {
+            result.completeExceptionally(e);
+          }
+        });
+    return result;
+  }
+
+  /** The committed partition, or null when it is not committed. */
+  public synchronized CommittedMapPartition committed() {
+    return committed;
+  }
+
+  public synchronized boolean isCommitted() {
+    return state == State.COMMITTED;
+  }
+
+  /** Server stop: no more data; what is not committed is dropped. */
+  public synchronized void seal() {
+    sealed = true;
+  }
+
+  /** Flusher thread. */
+  private CommittedMapPartition finishFiles(int numRegions, long length) throws IOException {
+    String failed;
+    synchronized (this) {
+      failed = failure;
+    }
+    if (failed != null) {
+      closeFiles();
+      throw new IOException("cannot commit " + key + ": " + failed);
+    }
+    FileChannel d = dataChannel();
+    FileChannel i = indexChannel();
+    if (fsync) {
+      d.force(true);
+      i.force(true);
+    }
+    closeFiles();
+    Files.move(
+        path(".data" + IN_PROGRESS_SUFFIX), path(".data"), StandardCopyOption.ATOMIC_MOVE);
+    Files.move(
+        path(".index" + IN_PROGRESS_SUFFIX), path(".index"), StandardCopyOption.ATOMIC_MOVE);
+    CommittedMapPartition c =
+        new CommittedMapPartition(
+            key, path(".data"), path(".index"), numSubpartitions, numRegions, length, dir);
+    synchronized (this) {
+      if (state == State.DISCARDED) {
+        throw new IOException(key + " was dropped during its commit");
+      }
+      state = State.COMMITTED;
+      committed = c;
+    }
+    return c;
+  }
+
+  /** Flusher thread: writes one frame, then releases it and its reservation. */
+  private void writeData(ByteBuf body, int bytes) {
+    try {
+      if (isDroppedOrFailed()) {
+        return;
+      }
+      FileChannel ch = dataChannel();
+      ByteBuffer[] nio = body.nioBuffers();
+      long written = 0;
+      while (written < bytes) {
+        written += ch.write(nio);
+      }
+      metrics.bytesFlushed().mark(bytes);
+      dir.bytesFlushed().mark(bytes);
+    } catch (IOException e) {
+      fail("writing " + path(".data" + IN_PROGRESS_SUFFIX) + " failed: " + e);
+    } finally {
+      body.release();
+      memory.release(bytes);
+    }
+  }
+
+  /** Flusher thread. */
+  private void writeIndex(ByteBuffer record) {
+    try {
+      if (isDroppedOrFailed()) {
+        return;
+      }
+      FileChannel ch = indexChannel();
+      while (record.hasRemaining()) {
+        ch.write(record);
+      }
+    } catch (IOException e) {
+      fail("writing " + path(".index" + IN_PROGRESS_SUFFIX) + " failed: " + e);
+    }
+  }
+
+  private void fail(String reason) {
+    LOG.error("{} failed: {}", key, reason);
+    synchronized (this) {
+      if (failure == null) {
+        failure = reason;
+      }
+    }
+    dirs.failed(dir, reason);
+  }
+
+  private FileChannel dataChannel() throws IOException {
+    if (data == null) {
+      data = create(path(".data" + IN_PROGRESS_SUFFIX));
+    }
+    return data;
+  }
+
+  private FileChannel indexChannel() throws IOException {
+    if (index == null) {
+      index = create(path(".index" + IN_PROGRESS_SUFFIX));
+      ByteBuffer header = MapPartitionIndex.header(numSubpartitions);
+      while (header.hasRemaining()) {
+        index.write(header);
+      }
+    }
+    return index;
+  }
+
+  private static FileChannel create(Path path) throws IOException {
+    Files.createDirectories(path.getParent());
+    return FileChannel.open(
+        path,
+        StandardOpenOption.CREATE,
+        StandardOpenOption.TRUNCATE_EXISTING,
+        StandardOpenOption.WRITE);
+  }
+
+  private synchronized boolean isDroppedOrFailed() {
+    return state == State.DISCARDED || failure != null;
+  }
+
+  private void closeFiles() {
+    for (FileChannel ch : new FileChannel[] {data, index}) {
+      if (ch != null) {
+        try {
+          ch.close();
+        } catch (IOException e) {
+          LOG.warn("Closing a file of {} failed: {}", key, e.toString());
+        }
+      }
+    }
+    data = null;
+    index = null;
+  }
+
+  /**
+   * Drops the partition: closes its files for readers and deletes them (after the writes already
+   * queued). Idempotent.
+   */
+  public CompletableFuture<Void> discard() {
+    CommittedMapPartition c;
+    synchronized (this) {
+      if (state == State.DISCARDED) {
+        return CompletableFuture.completedFuture(null);
+      }
+      state = State.DISCARDED;
+      c = committed;
+    }
+    if (c != null) {
+      c.close();
+    }
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    runOnFlusher(
+        () -> {
+          closeFiles();
+          for (String suffix :
+              new String[] {".data", ".index", ".data" + IN_PROGRESS_SUFFIX, ".index" + IN_PROGRESS_SUFFIX}) {
+            try {
+              Files.deleteIfExists(path(suffix));
+            } catch (IOException e) {
+              LOG.warn("Could not delete {}: {}", path(suffix), e.toString());
+            }
+          }
+          done.complete(null);
+        });
+    return done;
+  }
+
+  /** Runs on the flusher; inline when the flusher is shut down (server closing). */
+  private void runOnFlusher(Runnable task) {
+    try {
+      flusher.execute(task);
+    } catch (RejectedExecutionException e) {
+      task.run();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return key.toString();
+  }
+}
