@@ -7,8 +7,8 @@ import io.netty.buffer.ByteBuf;
  * non-decreasing subpartition order; a reader hands each block over as one engine buffer.
  *
  * <p>Layout, big-endian: {@code subpartition:int32 | kind:int32 | uncompressedLength:int32 |
- * length:int32} followed by {@code length} payload bytes. The server reads the headers to build
- * the region index and to cut read buffers at block boundaries; it never looks inside a payload.
+ * length:int32} followed by {@code length} payload bytes. The server reads the headers to build the
+ * region index and to cut read buffers at block boundaries; it never looks inside a payload.
  */
 public final class MapBlockFormat {
   public static final int HEADER_SIZE = 16;
@@ -90,8 +90,8 @@ public final class MapBlockFormat {
   }
 
   /**
-   * The length of the longest prefix of {@code buf}'s readable bytes that is whole blocks.
-   * Reading stops at the first block that does not fit.
+   * The length of the longest prefix of {@code buf}'s readable bytes that is whole blocks. Reading
+   * stops at the first block that does not fit.
    */
   public static int wholeBlocks(ByteBuf buf) {
     int start = buf.readerIndex();

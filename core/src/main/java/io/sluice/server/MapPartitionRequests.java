@@ -217,9 +217,7 @@ final class MapPartitionRequests {
     return Messages.response(
         Messages.okBuilder(h.getRequestId())
             .setMapStream(
-                MapStreamOpened.newBuilder()
-                    .setStreamId(stream.id())
-                    .setBacklog(stream.backlog()))
+                MapStreamOpened.newBuilder().setStreamId(stream.id()).setBacklog(stream.backlog()))
             .build());
   }
 

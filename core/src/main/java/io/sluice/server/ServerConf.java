@@ -46,8 +46,8 @@ public final class ServerConf {
       ConfigKey.fraction(
           "sluice.memory.pauseWatermark",
           0.85,
-          "Fraction of sluice.memory.max at which pushes from map tasks are answered CONGESTED and"
-              + " the largest buffers are flushed.");
+          "Fraction of sluice.memory.max at which the server stops reading connections that push"
+              + " (TCP pushes back on writers) and flushes the largest buffers.");
   public static final ConfigKey<Double> REPLICA_PAUSE_WATERMARK =
       ConfigKey.fraction(
           "sluice.memory.replicaPauseWatermark",

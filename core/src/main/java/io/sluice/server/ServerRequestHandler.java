@@ -117,8 +117,7 @@ final class ServerRequestHandler implements RequestHandler {
       case REGION_START:
         return mapPartitions.regionStart(request.header(RegionStart.class));
       case REGION_DATA:
-        return mapPartitions.regionData(
-            channel, request.header(RegionData.class), request.body());
+        return mapPartitions.regionData(channel, request.header(RegionData.class), request.body());
       case REGION_FINISH:
         return mapPartitions.regionFinish(request.header(RegionFinish.class));
       case COMMIT_MAP_PARTITION:

@@ -5,8 +5,8 @@ import java.io.Serializable;
 import java.util.Objects;
 
 /**
- * Names one map partition: the whole output of one producer attempt (a Flink producer subtask), kept
- * in one file on one server. Serializable so engines can ship it inside their descriptors.
+ * Names one map partition: the whole output of one producer attempt (a Flink producer subtask),
+ * kept in one file on one server. Serializable so engines can ship it inside their descriptors.
  */
 public final class MapPartitionId implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -20,7 +20,13 @@ public final class MapPartitionId implements Serializable {
     this.appId = Ids.checkAppId(appId);
     if (shuffleId < 0 || mapIndex < 0 || attempt < 0) {
       throw new IllegalArgumentException(
-          "negative shuffle, map index or attempt (" + shuffleId + ", " + mapIndex + ", " + attempt + ")");
+          "negative shuffle, map index or attempt ("
+              + shuffleId
+              + ", "
+              + mapIndex
+              + ", "
+              + attempt
+              + ")");
     }
     this.shuffleId = shuffleId;
     this.mapIndex = mapIndex;

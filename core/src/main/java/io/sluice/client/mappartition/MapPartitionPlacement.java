@@ -83,7 +83,9 @@ public final class MapPartitionPlacement implements Closeable {
     return appId;
   }
 
-  /** Picks a server for a new map partition of {@code shuffleId} and registers the shuffle there. */
+  /**
+   * Picks a server for a new map partition of {@code shuffleId} and registers the shuffle there.
+   */
   public CompletableFuture<InetSocketAddress> place(int shuffleId) {
     return CompletableFuture.supplyAsync(() -> placeNow(shuffleId), placer);
   }

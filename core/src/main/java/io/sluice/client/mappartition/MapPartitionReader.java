@@ -24,11 +24,11 @@ import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.lz4.LZ4FastDecompressor;
 
 /**
- * Reads subpartitions {@code [start, end]} of one committed map partition, with credits: the
- * server announces its backlog and answers each credit with at most one buffer; the reader grants
- * credits as the caller consumes what it received, keeping at most {@code
- * sluice.mapPartition.readCredits} buffers granted or queued. Blocks come out in order: for each
- * region, subpartition by subpartition.
+ * Reads subpartitions {@code [start, end]} of one committed map partition, with credits: the server
+ * announces its backlog and answers each credit with at most one buffer; the reader grants credits
+ * as the caller consumes what it received, keeping at most {@code sluice.mapPartition.readCredits}
+ * buffers granted or queued. Blocks come out in order: for each region, subpartition by
+ * subpartition.
  *
  * <p>One consuming thread calls {@link #poll}; {@code onAvailable} runs on a network thread
  * whenever a buffer, the end or an error arrives.
@@ -46,8 +46,8 @@ public final class MapPartitionReader implements Closeable {
     int length();
 
     /**
-     * Decompresses into {@code target} at its position (which moves by {@link #length()}).
-     * {@code target} may be heap or direct.
+     * Decompresses into {@code target} at its position (which moves by {@link #length()}). {@code
+     * target} may be heap or direct.
      */
     void readInto(ByteBuffer target) throws IOException;
   }
@@ -330,7 +330,9 @@ public final class MapPartitionReader implements Closeable {
       kind = buf.getInt(pos + 4);
       rawLength = buf.getInt(pos + 8);
       length = buf.getInt(pos + 12);
-      if (length < 0 || rawLength < 0 || length > buf.readableBytes() - MapBlockFormat.HEADER_SIZE) {
+      if (length < 0
+          || rawLength < 0
+          || length > buf.readableBytes() - MapBlockFormat.HEADER_SIZE) {
         throw corrupt("a block of " + length + " bytes in a buffer of " + buf.readableBytes());
       }
       buf.skipBytes(MapBlockFormat.HEADER_SIZE + length);

@@ -44,9 +44,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Frames are sent asynchronously under the server's write credit: a call blocks only while the
  * credit is used up. A frame refused CONGESTED (server memory full) is sent again, with the frames
- * after it, after a backoff, so the server stores them in order. Any other failure fails the writer:
- * every later call throws it, naming the partition and server, and the engine reruns the producer.
- * Not thread safe: one producer thread.
+ * after it, after a backoff, so the server stores them in order. Any other failure fails the
+ * writer: every later call throws it, naming the partition and server, and the engine reruns the
+ * producer. Not thread safe: one producer thread.
  */
 public final class MapPartitionWriter implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(MapPartitionWriter.class);
@@ -148,7 +148,9 @@ public final class MapPartitionWriter implements Closeable {
     return id;
   }
 
-  /** Starts a region; a broadcast region's data belongs to every subpartition and is stored once. */
+  /**
+   * Starts a region; a broadcast region's data belongs to every subpartition and is stored once.
+   */
   public void startRegion(boolean broadcast) throws IOException {
     checkUsable();
     if (regionOpen) {
@@ -482,14 +484,7 @@ public final class MapPartitionWriter implements Closeable {
 
   private IOException failure(String what, Throwable cause) {
     return new IOException(
-        "Writing "
-            + id
-            + " to Sluice server "
-            + format()
-            + ": "
-            + what
-            + ": "
-            + cause.getMessage(),
+        "Writing " + id + " to Sluice server " + format() + ": " + what + ": " + cause.getMessage(),
         cause);
   }
 
@@ -498,8 +493,8 @@ public final class MapPartitionWriter implements Closeable {
   }
 
   /**
-   * Frees what the writer holds. Unless committed, drops the partition on the server (best
-   * effort). Idempotent.
+   * Frees what the writer holds. Unless committed, drops the partition on the server (best effort).
+   * Idempotent.
    */
   @Override
   public void close() {
@@ -524,10 +519,7 @@ public final class MapPartitionWriter implements Closeable {
               rid ->
                   Messages.request(
                       MessageType.RELEASE_MAP_PARTITION,
-                      ReleaseMapPartition.newBuilder()
-                          .setRequestId(rid)
-                          .setPartition(ref)
-                          .build(),
+                      ReleaseMapPartition.newBuilder().setRequestId(rid).setPartition(ref).build(),
                       rid))
           .whenComplete(
               (m, e) -> {

@@ -22,8 +22,8 @@ import org.slf4j.LoggerFactory;
  * The IO scheduler of one data directory for map partition reads. Every credit a reader grants
  * waits here; one thread serves them, always the pending read with the smallest (file, offset),
  * with a bounded pool of read buffers. So many consumers of one map file, each reading its own
- * subpartitions, turn into one near-sequential sweep through the file instead of random reads.
- * Each read buffer is reserved in the server's memory budget until its response is written.
+ * subpartitions, turn into one near-sequential sweep through the file instead of random reads. Each
+ * read buffer is reserved in the server's memory budget until its response is written.
  */
 public final class MapReadScheduler implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(MapReadScheduler.class);

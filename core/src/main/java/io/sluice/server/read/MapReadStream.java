@@ -12,9 +12,9 @@ import java.util.ArrayDeque;
 
 /**
  * A credit-based read of subpartitions {@code [start, end]} of one committed map partition: the
- * data of each region, subpartition by subpartition. Its segments (one per region and
- * subpartition with data) come from the index when the stream opens. Credits waiting to be
- * answered are queued here; the {@link MapReadScheduler} serves them.
+ * data of each region, subpartition by subpartition. Its segments (one per region and subpartition
+ * with data) come from the index when the stream opens. Credits waiting to be answered are queued
+ * here; the {@link MapReadScheduler} serves them.
  */
 public final class MapReadStream {
   private final long id;
@@ -29,11 +29,12 @@ public final class MapReadStream {
   private final long[] segLengths;
   private final int[] segSubpartitions;
   private final int numSegments;
+  // buffersAfter[i]: read buffers the segments after segment i need at least
+  private final long[] buffersAfter;
 
   // scheduler only (under its lock while queued)
   private int segment;
   private long positionInSegment;
-  private long remainingBytes;
 
   // guarded by the scheduler's lock
   final ArrayDeque<Long> credits = new ArrayDeque<>();
@@ -79,7 +80,6 @@ public final class MapReadStream {
     this.segLengths = new long[n];
     this.segSubpartitions = new int[n];
     int k = 0;
-    long total = 0;
     for (int i = 0; i < offsets.length; i++) {
       if (lengths[i] > 0) {
         if (offsets[i] < 0 || offsets[i] + lengths[i] > file.length()) {
@@ -89,12 +89,14 @@ public final class MapReadStream {
         segOffsets[k] = offsets[i];
         segLengths[k] = lengths[i];
         segSubpartitions[k] = start + i % perRegion;
-        total += lengths[i];
         k++;
       }
     }
     this.numSegments = n;
-    this.remainingBytes = total;
+    this.buffersAfter = new long[n + 1];
+    for (int i = n - 1; i >= 0; i--) {
+      buffersAfter[i] = (i + 1 < n ? buffersAfter[i + 1] + buffersFor(segLengths[i + 1]) : 0);
+    }
   }
 
   public long id() {
@@ -127,9 +129,19 @@ public final class MapReadStream {
     return segSubpartitions[segment];
   }
 
-  /** Buffers still to send, estimated from the bytes left. */
+  private long buffersFor(long bytes) {
+    return (bytes + bufferSize - 1) / bufferSize;
+  }
+
+  /**
+   * Buffers still to send: every segment is read in buffers of its own, so at least the buffers of
+   * each segment's remaining bytes (more when blocks do not fill a buffer exactly).
+   */
   public long backlog() {
-    return (remainingBytes + bufferSize - 1) / bufferSize;
+    if (atEnd()) {
+      return 0;
+    }
+    return buffersFor(segLengths[segment] - positionInSegment) + buffersAfter[segment];
   }
 
   /**
@@ -159,7 +171,6 @@ public final class MapReadStream {
     }
     buf.writerIndex(buf.readerIndex() + whole);
     positionInSegment += whole;
-    remainingBytes -= whole;
     if (positionInSegment == segLengths[segment]) {
       segment++;
       positionInSegment = 0;

@@ -69,12 +69,7 @@ public final class MapStreams implements Closeable {
     }
     MapReadStream s =
         new MapReadStream(
-            ids.getAsLong(),
-            channel,
-            file,
-            start,
-            end,
-            scheduler(file.directory()).bufferSize());
+            ids.getAsLong(), channel, file, start, end, scheduler(file.directory()).bufferSize());
     streams.put(s.id(), s);
     open.add(s.id());
     return s;

@@ -242,7 +242,8 @@ public final class MapPartitionFile {
 
   private void checkWritable() {
     if (state != State.WRITING) {
-      throw new IllegalArgumentException(key + " is " + state.name().toLowerCase() + "; no more data");
+      throw new IllegalArgumentException(
+          key + " is " + state.name().toLowerCase() + "; no more data");
     }
     if (sealed) {
       throw new IllegalArgumentException(key + " takes no more data: the server is stopping");
@@ -253,8 +254,8 @@ public final class MapPartitionFile {
   }
 
   /**
-   * Flushes, fsyncs, closes and renames the files. Idempotent. Fails naming the partition when
-   * a region is still open, the region count differs from {@code numRegions} or a write failed.
+   * Flushes, fsyncs, closes and renames the files. Idempotent. Fails naming the partition when a
+   * region is still open, the region count differs from {@code numRegions} or a write failed.
    */
   public synchronized CompletableFuture<CommittedMapPartition> commit(int numRegions) {
     if (commit != null) {
@@ -322,10 +323,8 @@ public final class MapPartitionFile {
       i.force(true);
     }
     closeFiles();
-    Files.move(
-        path(".data" + IN_PROGRESS_SUFFIX), path(".data"), StandardCopyOption.ATOMIC_MOVE);
-    Files.move(
-        path(".index" + IN_PROGRESS_SUFFIX), path(".index"), StandardCopyOption.ATOMIC_MOVE);
+    Files.move(path(".data" + IN_PROGRESS_SUFFIX), path(".data"), StandardCopyOption.ATOMIC_MOVE);
+    Files.move(path(".index" + IN_PROGRESS_SUFFIX), path(".index"), StandardCopyOption.ATOMIC_MOVE);
     CommittedMapPartition c =
         new CommittedMapPartition(
             key, path(".data"), path(".index"), numSubpartitions, numRegions, length, dir);
@@ -452,7 +451,9 @@ public final class MapPartitionFile {
         () -> {
           closeFiles();
           for (String suffix :
-              new String[] {".data", ".index", ".data" + IN_PROGRESS_SUFFIX, ".index" + IN_PROGRESS_SUFFIX}) {
+              new String[] {
+                ".data", ".index", ".data" + IN_PROGRESS_SUFFIX, ".index" + IN_PROGRESS_SUFFIX
+              }) {
             try {
               Files.deleteIfExists(path(suffix));
             } catch (IOException e) {

@@ -79,8 +79,8 @@ public final class MapPartitionIndex {
   }
 
   /**
-   * Reads the entries of subpartitions {@code [start, end]} of {@code region} into {@code
-   * offsets} and {@code lengths} from position {@code at}.
+   * Reads the entries of subpartitions {@code [start, end]} of {@code region} into {@code offsets}
+   * and {@code lengths} from position {@code at}.
    */
   public static void read(
       FileChannel index,

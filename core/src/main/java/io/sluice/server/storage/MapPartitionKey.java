@@ -52,7 +52,9 @@ public final class MapPartitionKey {
     return attempt;
   }
 
-  /** {@code map-<mapIndex>-<attempt>}: the data file adds {@code .data}, the index {@code .index}. */
+  /**
+   * {@code map-<mapIndex>-<attempt>}: the data file adds {@code .data}, the index {@code .index}.
+   */
   public String fileBaseName() {
     return "map-" + mapIndex + "-" + attempt;
   }

@@ -1,0 +1,394 @@
+package io.sluice.client.mappartition;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.Unpooled;
+import io.sluice.client.ClientContext;
+import io.sluice.protocol.MapBlockFormat;
+import io.sluice.protocol.MessageType;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.MapPartitionRef;
+import io.sluice.protocol.proto.OpenMapStream;
+import io.sluice.protocol.proto.RegionData;
+import io.sluice.protocol.proto.RegionStart;
+import io.sluice.protocol.proto.RegisterShuffle;
+import io.sluice.protocol.proto.ServerAddress;
+import io.sluice.protocol.proto.Status;
+import io.sluice.server.ShuffleServer;
+import io.sluice.server.read.MapReadScheduler;
+import io.sluice.server.storage.CommittedMapPartition;
+import io.sluice.testutil.TestCluster;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Map partitions end to end against real servers: regions, index, credits, IO order, errors. */
+class MapPartitionIT {
+  private static final String APP = TestCluster.APP_ID;
+  private static final int BLOCK = 1000;
+
+  @TempDir Path dir;
+  private TestCluster cluster;
+  private MapPartitionPlacement placement;
+  private final List<InetSocketAddress> lost = Collections.synchronizedList(new ArrayList<>());
+
+  @BeforeEach
+  void start() throws IOException {
+    cluster =
+        TestCluster.start(
+            dir,
+            1,
+            Map.of(
+                "sluice.mapPartition.readBufferSize", "4k",
+                "sluice.mapPartition.pushSize", "4k",
+                "sluice.mapPartition.readCredits", "16"));
+    placement = new MapPartitionPlacement(cluster.context(), APP, servers(), lost::add);
+  }
+
+  @AfterEach
+  void stop() {
+    placement.close();
+    cluster.close();
+  }
+
+  private List<InetSocketAddress> servers() {
+    List<InetSocketAddress> list = new ArrayList<>();
+    for (ServerAddress a : cluster.addresses()) {
+      list.add(InetSocketAddress.createUnresolved(a.getHost(), a.getPort()));
+    }
+    return list;
+  }
+
+  private ShuffleServer server() {
+    return cluster.server(0);
+  }
+
+  private static byte[] bytes(int region, int sub, int length) {
+    StringBuilder b = new StringBuilder();
+    int i = 0;
+    while (b.length() < length) {
+      b.append("r").append(region).append("s").append(sub).append("i").append(i++).append(';');
+    }
+    return b.substring(0, length).getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /** What a reader got: data bytes and events per subpartition, in order. */
+  private static final class Received {
+    final Map<Integer, ByteArrayOutputStream> data = new HashMap<>();
+    final Map<Integer, List<String>> events = new HashMap<>();
+  }
+
+  private Received readAll(MapPartitionId id, InetSocketAddress at, int start, int end)
+      throws Exception {
+    Semaphore available = new Semaphore(0);
+    try (MapPartitionReader reader =
+        MapPartitionReader.open(
+            cluster.context(),
+            id,
+            at.getHostString(),
+            at.getPort(),
+            start,
+            end,
+            available::release)) {
+      return drain(reader, available);
+    }
+  }
+
+  private static Received drain(MapPartitionReader reader, Semaphore available) throws Exception {
+    Received r = new Received();
+    while (!reader.isFinished()) {
+      MapPartitionReader.Block b = reader.poll();
+      if (b == null) {
+        available.tryAcquire(100, TimeUnit.MILLISECONDS);
+        continue;
+      }
+      ByteBuffer target = ByteBuffer.allocate(b.length());
+      b.readInto(target);
+      String s = new String(target.array(), StandardCharsets.US_ASCII);
+      if (b.isEvent()) {
+        r.events.computeIfAbsent(b.subpartition(), k -> new ArrayList<>()).add(s);
+      } else {
+        r.data
+            .computeIfAbsent(b.subpartition(), k -> new ByteArrayOutputStream())
+            .write(target.array());
+      }
+    }
+    return r;
+  }
+
+  @Test
+  void regionsRoundTripThroughTheIndex() throws Exception {
+    InetSocketAddress at = placement.place(3).get();
+    MapPartitionId id = new MapPartitionId(APP, 3, 7, 0);
+    int subs = 5;
+    Map<Integer, ByteArrayOutputStream> expected = new HashMap<>();
+    for (int s = 0; s < subs; s++) {
+      expected.put(s, new ByteArrayOutputStream());
+    }
+    long[] expectedCounts = new long[subs];
+    try (MapPartitionWriter w =
+        MapPartitionWriter.open(
+            cluster.context(), id, at.getHostString(), at.getPort(), subs, BLOCK)) {
+      for (int region = 0; region < 3; region++) {
+        w.startRegion(false);
+        for (int s = 0; s < subs; s++) {
+          if ((s + region) % 3 == 0) {
+            continue; // some subpartitions have no data in some regions
+          }
+          byte[] data = bytes(region, s, 500 + 2500 * s + region);
+          w.write(s, ByteBuffer.wrap(data));
+          expected.get(s).write(data);
+          expectedCounts[s] += data.length;
+        }
+        w.finishRegion();
+      }
+      w.startRegion(true);
+      byte[] shared = bytes(9, 9, 3333);
+      w.write(0, ByteBuffer.wrap(shared));
+      w.writeEvent(0, ByteBuffer.wrap("end-of-data".getBytes(StandardCharsets.US_ASCII)));
+      w.finishRegion();
+      for (int s = 0; s < subs; s++) {
+        expected.get(s).write(shared);
+        expectedCounts[s] += shared.length;
+      }
+      assertThat(w.commit()).isPositive();
+      assertThat(w.bytesPerSubpartition()).containsExactly(expectedCounts);
+    }
+
+    Received all = readAll(id, at, 0, subs - 1);
+    for (int s = 0; s < subs; s++) {
+      assertThat(all.data.get(s).toByteArray())
+          .as("subpartition %d", s)
+          .isEqualTo(expected.get(s).toByteArray());
+      assertThat(all.events.get(s)).containsExactly("end-of-data");
+    }
+    Received one = readAll(id, at, 2, 2);
+    assertThat(one.data.keySet()).containsExactly(2);
+    assertThat(one.data.get(2).toByteArray()).isEqualTo(expected.get(2).toByteArray());
+    Received middle = readAll(id, at, 1, 3);
+    assertThat(middle.data.keySet()).containsExactlyInAnyOrder(1, 2, 3);
+    assertThat(middle.data.get(3).toByteArray()).isEqualTo(expected.get(3).toByteArray());
+    assertThat(cluster.memoryHeld()).isZero();
+  }
+
+  @Test
+  void manyConsumersOfOneFileAreServedInOffsetOrder() throws Exception {
+    InetSocketAddress at = placement.place(1).get();
+    MapPartitionId id = new MapPartitionId(APP, 1, 0, 0);
+    int subs = 16;
+    int regions = 4;
+    try (MapPartitionWriter w =
+        MapPartitionWriter.open(
+            cluster.context(), id, at.getHostString(), at.getPort(), subs, BLOCK)) {
+      for (int r = 0; r < regions; r++) {
+        w.startRegion(false);
+        for (int s = 0; s < subs; s++) {
+          w.write(s, ByteBuffer.wrap(bytes(r, s, 2500)));
+        }
+        w.finishRegion();
+      }
+      w.commit();
+    }
+    CommittedMapPartition file = server().registry().get(APP, 1).mapPartition(0, 0).committed();
+    MapReadScheduler scheduler = server().mapStreams().scheduler(file.directory());
+    List<Long> offsets = Collections.synchronizedList(new ArrayList<>());
+    scheduler.setObserver((f, offset, length) -> offsets.add(offset));
+    scheduler.pause();
+    List<MapPartitionReader> readers = new ArrayList<>();
+    List<Semaphore> signals = new ArrayList<>();
+    try {
+      for (int s = 0; s < subs; s++) {
+        Semaphore signal = new Semaphore(0);
+        signals.add(signal);
+        readers.add(
+            MapPartitionReader.open(
+                cluster.context(), id, at.getHostString(), at.getPort(), s, s, signal::release));
+      }
+      // every consumer has granted a credit per buffer it needs (and one for the end) before the
+      // disk is read at all
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (scheduler.waitingCredits() < subs * (regions + 1) && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertThat(scheduler.waitingCredits()).isEqualTo(subs * (regions + 1));
+      scheduler.resume();
+      for (int s = 0; s < subs; s++) {
+        Received r = drain(readers.get(s), signals.get(s));
+        ByteArrayOutputStream expected = new ByteArrayOutputStream();
+        for (int region = 0; region < regions; region++) {
+          expected.write(bytes(region, s, 2500));
+        }
+        assertThat(r.data.get(s).toByteArray()).isEqualTo(expected.toByteArray());
+      }
+    } finally {
+      scheduler.resume();
+      scheduler.setObserver((f, offset, length) -> {});
+      for (MapPartitionReader r : readers) {
+        r.close();
+      }
+    }
+    assertThat(offsets).hasSize(subs * regions);
+    // one sweep through the file: every read starts after the one before
+    assertThat(offsets).isSorted().doesNotHaveDuplicates();
+    assertThat(server().metrics().mapReadsInOrder().getCount())
+        .isEqualTo(server().metrics().mapReads().getCount());
+  }
+
+  @Test
+  void malformedRequestsAreRefusedNamingTheProblemAndTheServerKeepsServing() throws Exception {
+    ClientContext context = cluster.context();
+    ServerAddress server = cluster.addresses().get(0);
+    context.call(
+        server,
+        rid ->
+            Messages.request(
+                MessageType.REGISTER_SHUFFLE,
+                RegisterShuffle.newBuilder()
+                    .setRequestId(rid)
+                    .setAppId(APP)
+                    .setShuffleId(5)
+                    .build(),
+                rid));
+    MapPartitionRef ref =
+        MapPartitionRef.newBuilder()
+            .setAppId(APP)
+            .setShuffleId(5)
+            .setMapIndex(0)
+            .setAttempt(0)
+            .build();
+    // a later region before region 0
+    assertThatThrownBy(
+            () ->
+                context.call(
+                    server,
+                    rid ->
+                        Messages.request(
+                            MessageType.REGION_START,
+                            RegionStart.newBuilder()
+                                .setRequestId(rid)
+                                .setPartition(ref)
+                                .setNumSubpartitions(4)
+                                .setRegionIndex(2)
+                                .build(),
+                            rid)))
+        .isInstanceOf(StatusException.class)
+        .hasMessageContaining("region 2");
+    context.call(
+        server,
+        rid ->
+            Messages.request(
+                MessageType.REGION_START,
+                RegionStart.newBuilder()
+                    .setRequestId(rid)
+                    .setPartition(ref)
+                    .setNumSubpartitions(4)
+                    .setRegionIndex(0)
+                    .build(),
+                rid));
+    // a block naming a subpartition the partition does not have
+    StatusException bad =
+        (StatusException)
+            catchThrowable(
+                () ->
+                    context.call(
+                        server,
+                        rid -> {
+                          io.netty.buffer.ByteBuf body = Unpooled.buffer();
+                          MapBlockFormat.writeHeader(body, 9, MapBlockFormat.KIND_DATA, 3, 3);
+                          body.writeBytes(new byte[] {1, 2, 3});
+                          return Messages.request(
+                              MessageType.REGION_DATA,
+                              RegionData.newBuilder()
+                                  .setRequestId(rid)
+                                  .setPartition(ref)
+                                  .setRegionIndex(0)
+                                  .build(),
+                              rid,
+                              body);
+                        }));
+    assertThat(bad.status()).isEqualTo(Status.BAD_REQUEST);
+    assertThat(bad.getMessage()).contains("subpartition 9").contains("map 0 attempt 0");
+    // reading a partition that was never committed
+    StatusException missing =
+        (StatusException)
+            catchThrowable(
+                () ->
+                    context.call(
+                        server,
+                        rid ->
+                            Messages.request(
+                                MessageType.OPEN_MAP_STREAM,
+                                OpenMapStream.newBuilder()
+                                    .setRequestId(rid)
+                                    .setPartition(ref.toBuilder().setMapIndex(3))
+                                    .build(),
+                                rid)));
+    assertThat(missing.status()).isEqualTo(Status.NOT_FOUND);
+    assertThat(missing.getMessage()).contains("map 3 attempt 0");
+    assertThat(cluster.memoryHeld()).isZero();
+
+    // the server still serves a good partition
+    InetSocketAddress at = placement.place(6).get();
+    MapPartitionId id = new MapPartitionId(APP, 6, 0, 0);
+    try (MapPartitionWriter w =
+        MapPartitionWriter.open(context, id, at.getHostString(), at.getPort(), 2, BLOCK)) {
+      w.startRegion(false);
+      w.write(1, ByteBuffer.wrap(bytes(0, 1, 100)));
+      w.finishRegion();
+      w.commit();
+    }
+    assertThat(readAll(id, at, 0, 1).data.get(1).toByteArray()).isEqualTo(bytes(0, 1, 100));
+  }
+
+  private static Throwable catchThrowable(org.assertj.core.api.ThrowableAssert.ThrowingCallable c) {
+    return org.assertj.core.api.Assertions.catchThrowable(c);
+  }
+
+  @Test
+  void readingAReleasedPartitionFailsNamingIt() throws Exception {
+    InetSocketAddress at = placement.place(2).get();
+    MapPartitionId id = new MapPartitionId(APP, 2, 4, 1);
+    try (MapPartitionWriter w =
+        MapPartitionWriter.open(
+            cluster.context(), id, at.getHostString(), at.getPort(), 1, BLOCK)) {
+      w.startRegion(false);
+      w.write(0, ByteBuffer.wrap(bytes(0, 0, 5000)));
+      w.finishRegion();
+      w.commit();
+    }
+    placement.release(id, at);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (server().registry().get(APP, 2).mapPartition(4, 1) != null
+        && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertThatThrownBy(() -> readAll(id, at, 0, 0))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("map 4 attempt 1")
+        .hasMessageContaining(at.getHostString());
+  }
+
+  @Test
+  void aStoppedServerIsReportedLostAndNotPlacedOn() throws Exception {
+    InetSocketAddress at = placement.place(1).get();
+    server().close();
+    assertThatThrownBy(() -> placement.place(1).get()).hasMessageContaining("no Sluice server");
+    assertThat(lost).containsExactly(at);
+  }
+}
