@@ -11,6 +11,7 @@ import io.netty.handler.codec.DecoderException;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.SluiceProtocol;
 import io.sluice.protocol.proto.CloseStream;
+import io.sluice.protocol.proto.CommitMapPartition;
 import io.sluice.protocol.proto.CommitResult;
 import io.sluice.protocol.proto.CommitShuffle;
 import io.sluice.protocol.proto.CommittedSplit;
@@ -18,10 +19,17 @@ import io.sluice.protocol.proto.FetchChunk;
 import io.sluice.protocol.proto.GetCommittedSplits;
 import io.sluice.protocol.proto.GetShuffleLocations;
 import io.sluice.protocol.proto.Heartbeat;
+import io.sluice.protocol.proto.MapPartitionRef;
 import io.sluice.protocol.proto.MapperEnd;
+import io.sluice.protocol.proto.OpenMapStream;
 import io.sluice.protocol.proto.OpenStream;
 import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.ReadMapBuffer;
+import io.sluice.protocol.proto.RegionData;
+import io.sluice.protocol.proto.RegionFinish;
+import io.sluice.protocol.proto.RegionStart;
 import io.sluice.protocol.proto.RegisterShuffle;
+import io.sluice.protocol.proto.ReleaseMapPartition;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.RevivePartition;
 import io.sluice.protocol.proto.Status;
@@ -117,6 +125,54 @@ class FrameCodecTest {
             .setFailedEpoch(0)
             .setReason("test")
             .build());
+    MapPartitionRef ref =
+        MapPartitionRef.newBuilder()
+            .setAppId("app-1")
+            .setShuffleId(1)
+            .setMapIndex(2)
+            .setAttempt(1)
+            .build();
+    m.put(
+        MessageType.REGION_START,
+        RegionStart.newBuilder()
+            .setRequestId(15)
+            .setPartition(ref)
+            .setNumSubpartitions(8)
+            .setRegionIndex(3)
+            .setBroadcast(true)
+            .build());
+    m.put(
+        MessageType.REGION_DATA,
+        RegionData.newBuilder()
+            .setRequestId(16)
+            .setPartition(ref)
+            .setRegionIndex(3)
+            .setSequence(7)
+            .build());
+    m.put(
+        MessageType.REGION_FINISH,
+        RegionFinish.newBuilder().setRequestId(17).setPartition(ref).setRegionIndex(3).build());
+    m.put(
+        MessageType.COMMIT_MAP_PARTITION,
+        CommitMapPartition.newBuilder()
+            .setRequestId(18)
+            .setPartition(ref)
+            .setNumRegions(4)
+            .build());
+    m.put(
+        MessageType.RELEASE_MAP_PARTITION,
+        ReleaseMapPartition.newBuilder().setRequestId(19).setPartition(ref).build());
+    m.put(
+        MessageType.OPEN_MAP_STREAM,
+        OpenMapStream.newBuilder()
+            .setRequestId(20)
+            .setPartition(ref)
+            .setStartSubpartition(2)
+            .setEndSubpartition(5)
+            .build());
+    m.put(
+        MessageType.READ_MAP_BUFFER,
+        ReadMapBuffer.newBuilder().setRequestId(21).setStreamId(99).build());
     return m;
   }
 

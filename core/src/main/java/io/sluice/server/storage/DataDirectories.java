@@ -4,8 +4,12 @@ import io.sluice.server.ServerConf;
 import io.sluice.server.ServerMetrics;
 import io.sluice.server.memory.MemoryBudget;
 import java.io.IOException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -259,22 +263,50 @@ public final class DataDirectories implements AutoCloseable {
     }
   }
 
+  /**
+   * Deletes {@code root} and everything under it. Files that vanish meanwhile (a flusher deleting
+   * its own file) are not an error.
+   */
   static void deleteTree(Path root) {
     if (!Files.exists(root)) {
       return;
     }
-    try (Stream<Path> walk = Files.walk(root)) {
-      walk.sorted(Comparator.reverseOrder())
-          .forEach(
-              p -> {
-                try {
-                  Files.deleteIfExists(p);
-                } catch (IOException e) {
-                  LOG.warn("Could not delete {}: {}", p, e.toString());
-                }
-              });
+    try {
+      Files.walkFileTree(
+          root,
+          new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+              delete(file);
+              return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFileFailed(Path file, IOException e) {
+              if (!(e instanceof NoSuchFileException)) {
+                LOG.warn("Could not delete {}: {}", file, e.toString());
+              }
+              return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path dir, IOException e) {
+              delete(dir);
+              return FileVisitResult.CONTINUE;
+            }
+          });
+    } catch (NoSuchFileException e) {
+      // deleted meanwhile
     } catch (IOException e) {
       LOG.warn("Could not delete {}: {}", root, e.toString());
+    }
+  }
+
+  private static void delete(Path p) {
+    try {
+      Files.deleteIfExists(p);
+    } catch (IOException e) {
+      LOG.warn("Could not delete {}: {}", p, e.toString());
     }
   }
 
