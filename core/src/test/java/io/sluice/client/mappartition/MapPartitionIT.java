@@ -251,6 +251,105 @@ class MapPartitionIT {
   }
 
   @Test
+  void theServerAnnouncesItsBacklogAndSendsOneBufferPerCredit() throws Exception {
+    InetSocketAddress at = placement.place(4).get();
+    MapPartitionId id = new MapPartitionId(APP, 4, 0, 0);
+    int regions = 3;
+    try (MapPartitionWriter w =
+        MapPartitionWriter.open(
+            cluster.context(), id, at.getHostString(), at.getPort(), 2, BLOCK)) {
+      for (int r = 0; r < regions; r++) {
+        w.startRegion(false);
+        // 6 incompressible blocks of 1016 bytes stored: two 4k read buffers per region
+        byte[] data = new byte[6000];
+        new java.util.Random(r).nextBytes(data);
+        w.write(1, ByteBuffer.wrap(data));
+        w.finishRegion();
+      }
+      w.commit();
+    }
+    // the index on disk: header, then per region one (offset, length) entry per subpartition
+    CommittedMapPartition file = server().registry().get(APP, 4).mapPartition(0, 0).committed();
+    ByteBuffer index =
+        ByteBuffer.wrap(
+            java.nio.file.Files.readAllBytes(file.dataPath().resolveSibling("map-0-0.index")));
+    assertThat(index.getInt(0)).isEqualTo(0x534c4d49);
+    assertThat(index.getInt(4)).isEqualTo(1);
+    assertThat(index.getInt(8)).isEqualTo(2);
+    assertThat(index.limit()).isEqualTo(16 + regions * 2 * 16);
+    long regionLength = file.length() / regions;
+    for (int r = 0; r < regions; r++) {
+      int at0 = 16 + r * 32;
+      assertThat(index.getLong(at0 + 8)).as("no data of subpartition 0").isZero();
+      assertThat(index.getLong(at0 + 16)).isEqualTo(r * regionLength);
+      assertThat(index.getLong(at0 + 24)).isEqualTo(regionLength);
+    }
+
+    ClientContext context = cluster.context();
+    io.sluice.network.TransportClient connection =
+        context.connection(ClientContext.address(at.getHostString(), at.getPort()));
+    MapPartitionRef ref =
+        MapPartitionRef.newBuilder()
+            .setAppId(APP)
+            .setShuffleId(4)
+            .setMapIndex(0)
+            .setAttempt(0)
+            .build();
+    io.sluice.network.Message opened =
+        context
+            .callAsync(
+                connection,
+                rid ->
+                    Messages.request(
+                        MessageType.OPEN_MAP_STREAM,
+                        OpenMapStream.newBuilder()
+                            .setRequestId(rid)
+                            .setPartition(ref)
+                            .setStartSubpartition(0)
+                            .setEndSubpartition(1)
+                            .build(),
+                        rid))
+            .get(10, TimeUnit.SECONDS);
+    opened.release();
+    io.sluice.protocol.proto.MapStreamOpened stream =
+        opened.header(io.sluice.protocol.proto.Response.class).getMapStream();
+    long backlog = stream.getBacklog();
+    assertThat(backlog).isEqualTo(2L * regions);
+    int buffers = 0;
+    while (true) {
+      io.sluice.network.Message m =
+          context
+              .callAsync(
+                  connection,
+                  rid ->
+                      Messages.request(
+                          MessageType.READ_MAP_BUFFER,
+                          io.sluice.protocol.proto.ReadMapBuffer.newBuilder()
+                              .setRequestId(rid)
+                              .setStreamId(stream.getStreamId())
+                              .build(),
+                          rid))
+              .get(10, TimeUnit.SECONDS);
+      io.sluice.protocol.proto.MapBuffer b =
+          m.header(io.sluice.protocol.proto.Response.class).getMapBuffer();
+      int length = m.body().readableBytes();
+      m.release();
+      if (b.getEndOfStream()) {
+        assertThat(length).isZero();
+        break;
+      }
+      buffers++;
+      assertThat(length).isBetween(1, 4096);
+      assertThat(b.getSubpartition()).isEqualTo(1);
+      assertThat(b.getBacklog())
+          .as("backlog after buffer %d", buffers)
+          .isEqualTo(backlog - buffers);
+    }
+    assertThat(buffers).isEqualTo(2 * regions);
+    assertThat(cluster.memoryHeld()).isZero();
+  }
+
+  @Test
   void malformedRequestsAreRefusedNamingTheProblemAndTheServerKeepsServing() throws Exception {
     ClientContext context = cluster.context();
     ServerAddress server = cluster.addresses().get(0);
