@@ -26,6 +26,8 @@ public final class BenchMain {
     BENCHMARKS.put(PressureBenchmark.NAME, PressureBenchmark::run);
     DESCRIPTIONS.put(SparkBenchmark.NAME, SparkBenchmark.DESCRIPTION);
     BENCHMARKS.put(SparkBenchmark.NAME, SparkBenchmark::run);
+    DESCRIPTIONS.put(FlinkBenchmark.NAME, FlinkBenchmark.DESCRIPTION);
+    BENCHMARKS.put(FlinkBenchmark.NAME, FlinkBenchmark::run);
   }
 
   private BenchMain() {}

@@ -73,8 +73,13 @@ public final class DefaultsFile {
    * DefaultsFileTest} checks that README.md contains it verbatim.
    */
   public static String renderMarkdownTable() {
+    return renderMarkdownTable(ConfigKeys.ALL);
+  }
+
+  /** A README table of {@code keys} (engine plugins document their own keys this way). */
+  public static String renderMarkdownTable(List<ConfigKey<?>> keys) {
     StringBuilder table = new StringBuilder("| key | default | meaning |\n| --- | --- | --- |\n");
-    for (ConfigKey<?> key : ConfigKeys.ALL) {
+    for (ConfigKey<?> key : keys) {
       table
           .append("| `")
           .append(key.name())

@@ -1,0 +1,169 @@
+package io.sluice.flink;
+
+import io.sluice.common.ConfigKey;
+import io.sluice.common.SluiceConf;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.flink.configuration.Configuration;
+
+/**
+ * Settings of the Flink plugin, read from Flink's own configuration ({@code config.yaml}), where
+ * every {@code sluice.*} key is also handed to the core client library. Memory sizes are rounded
+ * down to whole network buffers ({@code taskmanager.memory.segment-size}).
+ */
+public final class FlinkClientConf {
+  public static final ConfigKey<String> SERVERS =
+      ConfigKey.string(
+          "sluice.servers",
+          "",
+          "Flink: the Sluice servers a job's blocking exchanges go to, as host:port,host:port;"
+              + " required on the JobManager.");
+  public static final ConfigKey<Long> REGION_SIZE =
+      ConfigKey.bytes(
+          "sluice.flink.regionSize",
+          "64m",
+          "Flink: network memory of each result partition writer; its records are sorted by"
+              + " subpartition in it and written as one region when it is full. At least two"
+              + " network buffers.");
+  public static final ConfigKey<Long> INPUT_GATE_MEMORY =
+      ConfigKey.bytes(
+          "sluice.flink.inputGateMemory",
+          "2m",
+          "Flink: network memory of each input gate, the buffers read blocks are decompressed"
+              + " into. At least two network buffers.");
+  public static final ConfigKey<Integer> READ_CONCURRENCY =
+      ConfigKey.integer(
+          "sluice.flink.readConcurrency",
+          32,
+          "Flink: read streams an input gate keeps open at once, one per producer partition; the"
+              + " next opens when one ends.");
+
+  public static final List<ConfigKey<?>> KEYS =
+      List.of(SERVERS, REGION_SIZE, INPUT_GATE_MEMORY, READ_CONCURRENCY);
+
+  private final SluiceConf sluiceConf;
+  private final int segmentSize;
+  private final int writerBuffers;
+  private final int gateBuffers;
+  private final int readConcurrency;
+
+  /**
+   * @param segmentSize Flink's network buffer size in bytes
+   * @throws IllegalArgumentException naming the key when a value is invalid
+   */
+  public FlinkClientConf(Configuration flinkConf, int segmentSize) {
+    this.sluiceConf = sluiceConf(flinkConf);
+    this.segmentSize = segmentSize;
+    this.writerBuffers = buffers(REGION_SIZE, segmentSize);
+    this.gateBuffers = buffers(INPUT_GATE_MEMORY, segmentSize);
+    this.readConcurrency = sluiceConf.get(READ_CONCURRENCY);
+    if (readConcurrency < 1) {
+      throw new IllegalArgumentException(
+          READ_CONCURRENCY + " must be at least 1, got " + readConcurrency);
+    }
+  }
+
+  private int buffers(ConfigKey<Long> key, int segmentSize) {
+    long bytes = sluiceConf.get(key);
+    long buffers = bytes / segmentSize;
+    if (buffers < 2 || buffers > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(
+          key
+              + " must hold at least two network buffers of "
+              + segmentSize
+              + " bytes (taskmanager.memory.segment-size), got "
+              + bytes
+              + " bytes");
+    }
+    return (int) buffers;
+  }
+
+  /** Every {@code sluice.*} entry of Flink's configuration, for the core library. */
+  public static SluiceConf sluiceConf(Configuration flinkConf) {
+    Map<String, String> values = new HashMap<>();
+    for (Map.Entry<String, String> e : flinkConf.toMap().entrySet()) {
+      if (e.getKey().startsWith("sluice.")) {
+        values.put(e.getKey(), e.getValue());
+      }
+    }
+    return SluiceConf.of(values);
+  }
+
+  /**
+   * The servers of {@link #SERVERS}.
+   *
+   * @throws IllegalArgumentException naming the key and the entry when the list is missing, empty
+   *     or has an entry that is not {@code host:port}
+   */
+  public static List<InetSocketAddress> servers(Configuration flinkConf) {
+    String list = sluiceConf(flinkConf).get(SERVERS);
+    List<InetSocketAddress> servers = new ArrayList<>();
+    for (String entry : list.split(",")) {
+      String e = entry.trim();
+      if (e.isEmpty()) {
+        continue;
+      }
+      int colon = e.lastIndexOf(':');
+      int port = -1;
+      if (colon > 0) {
+        try {
+          port = Integer.parseInt(e.substring(colon + 1));
+        } catch (NumberFormatException ignored) {
+          port = -1;
+        }
+      }
+      if (port <= 0 || port > 65535) {
+        throw new IllegalArgumentException(
+            "Invalid entry '" + e + "' in " + SERVERS + ": expected host:port");
+      }
+      servers.add(InetSocketAddress.createUnresolved(e.substring(0, colon), port));
+    }
+    if (servers.isEmpty()) {
+      throw new IllegalArgumentException(
+          SERVERS
+              + " lists no server: set it in Flink's configuration to the Sluice servers, as"
+              + " host:port,host:port");
+    }
+    return servers;
+  }
+
+  /**
+   * {@code sluice.*} entries of Flink's configuration that neither the core library nor this plugin
+   * declares: usually typos.
+   */
+  public Map<String, String> unknownKeys() {
+    Map<String, String> unknown = new TreeMap<>(sluiceConf.unknownKeys());
+    for (ConfigKey<?> key : KEYS) {
+      unknown.remove(key.name());
+    }
+    return unknown;
+  }
+
+  /** The settings for the core client library. */
+  public SluiceConf sluiceConf() {
+    return sluiceConf;
+  }
+
+  /** Bytes of one network buffer. */
+  public int segmentSize() {
+    return segmentSize;
+  }
+
+  /** Network buffers of one result partition writer (its sort buffer plus one staging buffer). */
+  public int writerBuffers() {
+    return writerBuffers;
+  }
+
+  /** Network buffers of one input gate. */
+  public int gateBuffers() {
+    return gateBuffers;
+  }
+
+  public int readConcurrency() {
+    return readConcurrency;
+  }
+}

@@ -1,0 +1,55 @@
+package io.sluice.flink;
+
+import org.apache.flink.runtime.io.network.api.writer.ResultPartitionWriter;
+import org.apache.flink.runtime.io.network.partition.consumer.IndexedInputGate;
+import org.apache.flink.runtime.shuffle.ShuffleEnvironment;
+import org.apache.flink.runtime.shuffle.ShuffleEnvironmentContext;
+import org.apache.flink.runtime.shuffle.ShuffleMaster;
+import org.apache.flink.runtime.shuffle.ShuffleMasterContext;
+import org.apache.flink.runtime.shuffle.ShuffleServiceFactory;
+
+/**
+ * Sluice as Flink's shuffle service: the blocking exchanges of batch jobs go through Sluice servers
+ * instead of the TaskManagers, so producers' TaskManagers can go away once they finished.
+ *
+ * <h2>Operator how-to (Flink 1.20)</h2>
+ *
+ * <ol>
+ *   <li>Copy {@code sluice-flink-client-<version>-shaded.jar} into {@code $FLINK_HOME/lib/} on the
+ *       JobManager and every TaskManager (the shuffle service is loaded by Flink's framework class
+ *       loader, not as a plugin).
+ *   <li>In {@code config.yaml} (the setting is cluster-wide):
+ *       <pre>
+ * shuffle-service-factory.class: io.sluice.flink.SluiceShuffleServiceFactory
+ * sluice.servers: host1:9290,host2:9290        # the Sluice servers
+ * execution.runtime-mode: BATCH
+ * execution.batch-shuffle-mode: ALL_EXCHANGES_BLOCKING
+ * </pre>
+ *   <li>Give TaskManagers network memory ({@code taskmanager.memory.network.min/max}) for every
+ *       task that may run at once: {@code sluice.flink.regionSize} (64m by default) per result
+ *       partition it writes plus {@code sluice.flink.inputGateMemory} (2m) per input it reads. A
+ *       smaller region costs more, smaller reads; a larger one more memory.
+ *   <li>Every other {@code sluice.*} client setting (compression, push and read settings) is read
+ *       from the same file.
+ * </ol>
+ *
+ * <p>Streaming jobs and pipelined or hybrid exchanges are refused with an error naming the setting
+ * to change: run them on a cluster that keeps Flink's default shuffle service. When a Sluice server
+ * is lost, Flink reruns the producers whose data it held.
+ */
+public final class SluiceShuffleServiceFactory
+    implements ShuffleServiceFactory<
+        SluiceShuffleDescriptor, ResultPartitionWriter, IndexedInputGate> {
+
+  @Override
+  public ShuffleMaster<SluiceShuffleDescriptor> createShuffleMaster(
+      ShuffleMasterContext shuffleMasterContext) {
+    return new SluiceShuffleMaster(shuffleMasterContext.getConfiguration());
+  }
+
+  @Override
+  public ShuffleEnvironment<ResultPartitionWriter, IndexedInputGate> createShuffleEnvironment(
+      ShuffleEnvironmentContext shuffleEnvironmentContext) {
+    return new SluiceShuffleEnvironment(shuffleEnvironmentContext);
+  }
+}

@@ -1,0 +1,106 @@
+package io.sluice.flink;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sluice.common.DefaultsFile;
+import io.sluice.testutil.TestCluster;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.apache.flink.configuration.Configuration;
+import org.junit.jupiter.api.Test;
+
+class FlinkClientConfTest {
+  static String serverList(TestCluster cluster) {
+    return cluster.servers().stream()
+        .map(s -> "127.0.0.1:" + s.port())
+        .collect(Collectors.joining(","));
+  }
+
+  private static Configuration conf(String... keyValues) {
+    Configuration conf = new Configuration();
+    for (int i = 0; i < keyValues.length; i += 2) {
+      conf.setString(keyValues[i], keyValues[i + 1]);
+    }
+    return conf;
+  }
+
+  @Test
+  void readsTheServerList() {
+    List<InetSocketAddress> servers =
+        FlinkClientConf.servers(conf("sluice.servers", " a.example:9099, b.example:1 ,"));
+    assertThat(servers)
+        .extracting(s -> s.getHostString() + ":" + s.getPort())
+        .containsExactly("a.example:9099", "b.example:1");
+  }
+
+  @Test
+  void aMissingOrMalformedServerListIsAnErrorNamingTheKey() {
+    assertThatThrownBy(() -> FlinkClientConf.servers(conf()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("sluice.servers lists no server");
+    assertThatThrownBy(() -> FlinkClientConf.servers(conf("sluice.servers", "a.example")))
+        .hasMessageContaining("Invalid entry 'a.example' in sluice.servers: expected host:port");
+    assertThatThrownBy(() -> FlinkClientConf.servers(conf("sluice.servers", "a:70000")))
+        .hasMessageContaining("sluice.servers");
+    // the shuffle master fails at start, before any job
+    assertThatThrownBy(() -> new SluiceShuffleMaster(conf("sluice.servers", "a:b")).start())
+        .hasMessageContaining("Invalid entry 'a:b' in sluice.servers");
+  }
+
+  @Test
+  void sizesMemoryInNetworkBuffers() {
+    FlinkClientConf c =
+        new FlinkClientConf(
+            conf("sluice.flink.regionSize", "100k", "sluice.flink.inputGateMemory", "64k"),
+            32 * 1024);
+    assertThat(c.writerBuffers()).isEqualTo(3);
+    assertThat(c.gateBuffers()).isEqualTo(2);
+    assertThat(c.readConcurrency()).isEqualTo(32);
+    assertThat(c.sluiceConf().asMap()).containsEntry("sluice.flink.regionSize", "100k");
+
+    assertThatThrownBy(() -> new FlinkClientConf(conf("sluice.flink.regionSize", "32k"), 32 * 1024))
+        .hasMessageContaining("sluice.flink.regionSize must hold at least two network buffers");
+    assertThatThrownBy(
+            () -> new FlinkClientConf(conf("sluice.flink.readConcurrency", "0"), 32 * 1024))
+        .hasMessageContaining("sluice.flink.readConcurrency must be at least 1");
+  }
+
+  @Test
+  void reportsSluiceKeysNobodyDeclares() {
+    FlinkClientConf c =
+        new FlinkClientConf(
+            conf(
+                "sluice.flink.regionSiz", "1m",
+                "sluice.flink.regionSize", "1m",
+                "sluice.push.compression", "none",
+                "taskmanager.numberOfTaskSlots", "2"),
+            32 * 1024);
+    assertThat(c.unknownKeys()).containsOnlyKeys("sluice.flink.regionSiz");
+  }
+
+  @Test
+  void declaresItsKeysInTheSluiceNamespace() {
+    assertThat(FlinkClientConf.KEYS)
+        .extracting(k -> k.name())
+        .containsExactly(
+            "sluice.servers",
+            "sluice.flink.regionSize",
+            "sluice.flink.inputGateMemory",
+            "sluice.flink.readConcurrency");
+  }
+
+  @Test
+  void theReadmeDocumentsEveryFlinkKey() throws Exception {
+    String readme = Files.readString(Paths.get("..", "README.md"), StandardCharsets.UTF_8);
+    assertThat(readme)
+        .as(
+            "README.md's Flink settings table must be exactly"
+                + " DefaultsFile.renderMarkdownTable(FlinkClientConf.KEYS)")
+        .contains(DefaultsFile.renderMarkdownTable(FlinkClientConf.KEYS));
+  }
+}
