@@ -158,8 +158,11 @@ final class MapPartitionRequests {
   }
 
   void commit(Channel channel, CommitMapPartition h) {
-    MapPartitionFile file = existing(h.getPartition());
-    file.commit(h.getNumRegions())
+    MapPartitionRef ref = h.getPartition();
+    ServerShuffle shuffle = shuffle(ref);
+    MapPartitionFile file = existing(ref);
+    shuffle
+        .commitMapPartition(file, h.getNumRegions())
         .whenComplete(
             (c, error) -> {
               if (error == null) {

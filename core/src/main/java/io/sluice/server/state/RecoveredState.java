@@ -1,5 +1,6 @@
 package io.sluice.server.state;
 
+import io.sluice.protocol.proto.StateMapPartition;
 import io.sluice.protocol.proto.StateSplit;
 import io.sluice.server.storage.SplitKey;
 import java.util.ArrayList;
@@ -18,6 +19,7 @@ public final class RecoveredState {
     private boolean stageCommitted;
     private final List<StateSplit> committedSplits = new ArrayList<>();
     private final List<SplitKey> openSplits = new ArrayList<>();
+    private final List<StateMapPartition> mapPartitions = new ArrayList<>();
 
     Shuffle(String appId, int shuffleId) {
       this.appId = appId;
@@ -39,6 +41,11 @@ public final class RecoveredState {
 
     public List<StateSplit> committedSplits() {
       return Collections.unmodifiableList(committedSplits);
+    }
+
+    /** Committed map partitions (Flink). */
+    public List<StateMapPartition> mapPartitions() {
+      return Collections.unmodifiableList(mapPartitions);
     }
 
     /** Splits that were being written and never committed: their data is lost. */
@@ -64,6 +71,10 @@ public final class RecoveredState {
 
   void addCommittedSplit(StateSplit split) {
     shuffle(split.getAppId(), split.getShuffleId()).committedSplits.add(split);
+  }
+
+  void addMapPartition(StateMapPartition m) {
+    shuffle(m.getAppId(), m.getShuffleId()).mapPartitions.add(m);
   }
 
   void addOpenSplit(SplitKey key) {

@@ -5,9 +5,12 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.sluice.common.Ids;
 import io.sluice.protocol.proto.StateApplication;
+import io.sluice.protocol.proto.StateMapPartition;
 import io.sluice.protocol.proto.StateShuffle;
 import io.sluice.protocol.proto.StateSplit;
+import io.sluice.server.storage.CommittedMapPartition;
 import io.sluice.server.storage.CommittedSplitFile;
+import io.sluice.server.storage.MapPartitionKey;
 import io.sluice.server.storage.ShuffleStateListener;
 import io.sluice.server.storage.SplitKey;
 import java.io.Closeable;
@@ -195,6 +198,10 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
       state.markStageCommitted(Ids.checkAppId(s.getAppId()), s.getShuffleId(), s.getCommitted());
     } else if (key.startsWith(StateKeys.OPEN)) {
       state.addOpenSplit(splitKey(StateSplit.parseFrom(value)));
+    } else if (key.startsWith(StateKeys.MAP)) {
+      StateMapPartition m = StateMapPartition.parseFrom(value);
+      Ids.checkAppId(m.getAppId());
+      state.addMapPartition(m);
     } else if (key.startsWith(StateKeys.SPLIT)) {
       StateSplit split = StateSplit.parseFrom(value);
       splitKey(split);
@@ -275,6 +282,32 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
   }
 
   @Override
+  public void mapPartitionCommitted(CommittedMapPartition partition) {
+    MapPartitionKey key = partition.key();
+    StateMapPartition record =
+        StateMapPartition.newBuilder()
+            .setAppId(key.appId())
+            .setShuffleId(key.shuffleId())
+            .setMapIndex(key.mapIndex())
+            .setAttempt(key.attempt())
+            .setDataPath(partition.dataPath().toString())
+            .setIndexPath(partition.indexPath().toString())
+            .setNumSubpartitions(partition.numSubpartitions())
+            .setNumRegions(partition.numRegions())
+            .setLength(partition.length())
+            .build();
+    write(
+        "record the commit of " + key,
+        true,
+        batch -> batch.put(StateKeys.mapPartition(key), record.toByteArray()));
+  }
+
+  @Override
+  public void mapPartitionRemoved(MapPartitionKey key) {
+    write("remove " + key, false, batch -> batch.delete(StateKeys.mapPartition(key)));
+  }
+
+  @Override
   public void shuffleCommitted(String appId, int shuffleId) {
     write(
         "record the commit of " + Ids.shuffle(appId, shuffleId),
@@ -290,7 +323,7 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
         false,
         batch -> {
           batch.delete(StateKeys.shuffle(appId, shuffleId));
-          for (String prefix : new String[] {StateKeys.OPEN, StateKeys.SPLIT}) {
+          for (String prefix : new String[] {StateKeys.OPEN, StateKeys.SPLIT, StateKeys.MAP}) {
             batch.deleteRange(
                 StateKeys.shuffleStart(prefix, appId, shuffleId),
                 StateKeys.shuffleEnd(prefix, appId, shuffleId));
@@ -305,7 +338,8 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
         false,
         batch -> {
           batch.delete(StateKeys.app(appId));
-          for (String prefix : new String[] {StateKeys.SHUFFLE, StateKeys.OPEN, StateKeys.SPLIT}) {
+          for (String prefix :
+              new String[] {StateKeys.SHUFFLE, StateKeys.OPEN, StateKeys.SPLIT, StateKeys.MAP}) {
             batch.deleteRange(
                 StateKeys.applicationStart(prefix, appId), StateKeys.applicationEnd(prefix, appId));
           }

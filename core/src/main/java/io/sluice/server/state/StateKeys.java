@@ -1,5 +1,6 @@
 package io.sluice.server.state;
 
+import io.sluice.server.storage.MapPartitionKey;
 import io.sluice.server.storage.SplitKey;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -18,7 +19,11 @@ import java.nio.charset.StandardCharsets;
  * shuffle/&lt;appId&gt;/&lt;shuffleId&gt;                   -&gt; StateShuffle (committed = stage commit done)
  * open/&lt;appId&gt;/&lt;shuffleId&gt;/&lt;partition&gt;/&lt;epoch&gt;  -&gt; StateSplit, key fields only: being written
  * split/&lt;appId&gt;/&lt;shuffleId&gt;/&lt;partition&gt;/&lt;epoch&gt; -&gt; StateSplit: committed, every field
+ * map/&lt;appId&gt;/&lt;shuffleId&gt;/&lt;mapIndex&gt;/&lt;attempt&gt;  -&gt; StateMapPartition: a committed map partition
  * </pre>
+ *
+ * <p>{@code map} records were added within version 1: a server that predates them drops them as
+ * unknown records at start, which loses only map partitions, whose producers the engine reruns.
  *
  * <p>An {@code open} record is written when a split is created and replaced by its {@code split}
  * record in one atomic batch when it commits; an {@code open} record found at start therefore means
@@ -35,6 +40,7 @@ final class StateKeys {
   static final String SHUFFLE = "shuffle/";
   static final String OPEN = "open/";
   static final String SPLIT = "split/";
+  static final String MAP = "map/";
 
   private StateKeys() {}
 
@@ -52,6 +58,18 @@ final class StateKeys {
 
   static byte[] committedSplit(SplitKey key) {
     return bytes(SPLIT + splitFields(key));
+  }
+
+  static byte[] mapPartition(MapPartitionKey key) {
+    return bytes(
+        MAP
+            + key.appId()
+            + "/"
+            + number(key.shuffleId())
+            + "/"
+            + number(key.mapIndex())
+            + "/"
+            + number(key.attempt()));
   }
 
   private static String splitFields(SplitKey key) {

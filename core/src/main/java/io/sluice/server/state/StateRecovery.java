@@ -1,7 +1,12 @@
 package io.sluice.server.state;
 
+import io.sluice.protocol.proto.StateMapPartition;
 import io.sluice.protocol.proto.StateSplit;
+import io.sluice.server.storage.CommittedMapPartition;
 import io.sluice.server.storage.DataDirectories;
+import io.sluice.server.storage.DataDirectory;
+import io.sluice.server.storage.MapPartitionIndex;
+import io.sluice.server.storage.MapPartitionKey;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
 import io.sluice.server.storage.SplitKey;
@@ -36,6 +41,8 @@ public final class StateRecovery {
     private int splits;
     private long bytes;
     private int droppedSplits;
+    private int mapPartitions;
+    private int droppedMapPartitions;
     private int lostShuffles;
     private int deletedFiles;
     private long millis;
@@ -62,6 +69,16 @@ public final class StateRecovery {
       return droppedSplits;
     }
 
+    /** Committed map partitions (Flink) served again. */
+    public int mapPartitions() {
+      return mapPartitions;
+    }
+
+    /** Records of map partitions whose files were gone or damaged (their producers rerun). */
+    public int droppedMapPartitions() {
+      return droppedMapPartitions;
+    }
+
     /** Shuffles that lost acknowledged data; their stage commit fails. */
     public int lostShuffles() {
       return lostShuffles;
@@ -79,10 +96,20 @@ public final class StateRecovery {
     @Override
     public String toString() {
       return String.format(
-          "%d application(s), %d shuffle(s), %d committed split(s) of %d bytes; dropped %d"
-              + " record(s) whose files were gone or damaged; %d shuffle(s) lost data; deleted %d"
-              + " unreferenced file(s); took %d ms",
-          applications, shuffles, splits, bytes, droppedSplits, lostShuffles, deletedFiles, millis);
+          "%d application(s), %d shuffle(s), %d committed split(s) of %d bytes, %d map"
+              + " partition(s); dropped %d split and %d map partition record(s) whose files were"
+              + " gone or damaged; %d shuffle(s) lost data; deleted %d unreferenced file(s); took"
+              + " %d ms",
+          applications,
+          shuffles,
+          splits,
+          bytes,
+          mapPartitions,
+          droppedSplits,
+          droppedMapPartitions,
+          lostShuffles,
+          deletedFiles,
+          millis);
     }
   }
 
@@ -140,6 +167,13 @@ public final class StateRecovery {
         summary.splits++;
         summary.bytes += split.getLength();
       }
+      for (StateMapPartition m : recorded.mapPartitions()) {
+        if (restoreMapPartition(m, shuffle, store, dirs, keep)) {
+          summary.mapPartitions++;
+        } else {
+          summary.droppedMapPartitions++;
+        }
+      }
       if (recorded.stageCommitted()) {
         shuffle.restoreStageCommitted();
       }
@@ -153,6 +187,62 @@ public final class StateRecovery {
     summary.deletedFiles = dirs.deleteLeftovers(keep);
     summary.millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     return summary;
+  }
+
+  /**
+   * Serves a recorded map partition again when both its files are whole; otherwise drops the record
+   * (the engine reruns the producer when its readers do not find the partition).
+   */
+  private static boolean restoreMapPartition(
+      StateMapPartition m,
+      ServerShuffle shuffle,
+      ServerStateStore store,
+      DataDirectories dirs,
+      Set<Path> keep) {
+    MapPartitionKey key =
+        new MapPartitionKey(m.getAppId(), m.getShuffleId(), m.getMapIndex(), m.getAttempt());
+    Path data = Paths.get(m.getDataPath()).toAbsolutePath().normalize();
+    Path index = Paths.get(m.getIndexPath()).toAbsolutePath().normalize();
+    DataDirectory dir = dirs.directoryOf(data);
+    String problem = null;
+    if (dir == null || dir != dirs.directoryOf(index)) {
+      problem =
+          "its files "
+              + data
+              + " and "
+              + index
+              + " are not in one configured data directory (did sluice.server.dirs change?)";
+    } else if (m.getNumSubpartitions() < 1 || m.getNumRegions() < 0) {
+      problem = "its record names " + m.getNumSubpartitions() + " subpartitions";
+    } else {
+      long indexLength = MapPartitionIndex.fileLength(m.getNumRegions(), m.getNumSubpartitions());
+      problem = sizeProblem(data, m.getLength());
+      if (problem == null) {
+        problem = sizeProblem(index, indexLength);
+      }
+    }
+    if (problem != null) {
+      LOG.warn("Dropping the committed {} recorded in {}: {}", key, store, problem);
+      store.mapPartitionRemoved(key);
+      return false;
+    }
+    shuffle.restoreMapPartition(
+        new CommittedMapPartition(
+            key, data, index, m.getNumSubpartitions(), m.getNumRegions(), m.getLength(), dir));
+    keep.add(data);
+    keep.add(index);
+    return true;
+  }
+
+  private static String sizeProblem(Path file, long expected) {
+    try {
+      long size = Files.size(file);
+      return size == expected
+          ? null
+          : "its file " + file + " has " + size + " bytes, expected " + expected;
+    } catch (IOException e) {
+      return "its file " + file + " is gone or unreadable: " + e;
+    }
   }
 
   /** Why a recorded committed split cannot be served, or null when it can. */

@@ -27,7 +27,7 @@ public final class CommittedMapPartition {
   private FileChannel index;
   private boolean closed;
 
-  CommittedMapPartition(
+  public CommittedMapPartition(
       MapPartitionKey key,
       Path dataPath,
       Path indexPath,
@@ -50,6 +50,10 @@ public final class CommittedMapPartition {
 
   public Path dataPath() {
     return dataPath;
+  }
+
+  public Path indexPath() {
+    return indexPath;
   }
 
   public int numSubpartitions() {

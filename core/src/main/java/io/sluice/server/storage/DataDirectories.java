@@ -37,7 +37,7 @@ public final class DataDirectories implements AutoCloseable {
    * A split file or a file derived from one ({@code .inprogress}, sort-on-read's {@code .sorted}
    * and {@code .sorted.index}, their {@code .tmp}); group 1 is the split file's name.
    */
-  /** Map partition files: never kept across a restart (the engine reruns their producers). */
+  /** Map partition files; kept across a restart when committed and recorded. */
   private static final Pattern MAP_PARTITION_FILE =
       Pattern.compile("map-\\d+-\\d+\\.(data|index)(\\..+)?");
 
@@ -100,6 +100,26 @@ public final class DataDirectories implements AutoCloseable {
   MapPartitionFile newMapPartition(MapPartitionKey key, int numSubpartitions) {
     return new MapPartitionFile(
         key, numSubpartitions, pickFor(key), this, memory, metrics, conf.commitFsync());
+  }
+
+  /** Restart: serves a map partition committed before the server stopped. */
+  MapPartitionFile restoredMapPartition(CommittedMapPartition committed) {
+    return MapPartitionFile.restored(committed, committed.directory(), this, memory, metrics);
+  }
+
+  /**
+   * The directory {@code file} is in as this server lays out its files ({@code
+   * <dir>/<appId>/<shuffleId>/<file>}), or null.
+   */
+  public DataDirectory directoryOf(Path file) {
+    Path f = file.toAbsolutePath().normalize();
+    for (DataDirectory d : dirs) {
+      Path root = d.root().toAbsolutePath().normalize();
+      if (f.startsWith(root) && root.relativize(f).getNameCount() == 3) {
+        return d;
+      }
+    }
+    return null;
   }
 
   /** The directory for new data of {@code what}, or an exception naming why none can take it. */
@@ -220,7 +240,7 @@ public final class DataDirectories implements AutoCloseable {
   private static boolean isLeftover(Path file, Set<Path> keep) {
     String name = file.getFileName().toString();
     if (MAP_PARTITION_FILE.matcher(name).matches()) {
-      return true;
+      return !keep.contains(file.toAbsolutePath().normalize());
     }
     Matcher m = SPLIT_OR_DERIVED.matcher(name);
     if (!m.matches()) {

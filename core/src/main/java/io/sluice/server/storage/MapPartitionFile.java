@@ -95,6 +95,26 @@ public final class MapPartitionFile {
     this.subLengths = new long[numSubpartitions];
   }
 
+  /** Restart: a partition committed before the server stopped, whose files were found whole. */
+  static MapPartitionFile restored(
+      CommittedMapPartition committed,
+      DataDirectory dir,
+      DataDirectories dirs,
+      MemoryBudget memory,
+      ServerMetrics metrics) {
+    MapPartitionFile f =
+        new MapPartitionFile(
+            committed.key(), committed.numSubpartitions(), dir, dirs, memory, metrics, false);
+    synchronized (f) {
+      f.state = State.COMMITTED;
+      f.committed = committed;
+      f.regionsFinished = committed.numRegions();
+      f.accepted = committed.length();
+      f.commit = CompletableFuture.completedFuture(committed);
+    }
+    return f;
+  }
+
   public MapPartitionKey key() {
     return key;
   }

@@ -29,6 +29,11 @@ public final class MapPartitionIndex {
     return b;
   }
 
+  /** The length of a complete index file. */
+  public static long fileLength(int numRegions, int numSubpartitions) {
+    return HEADER_SIZE + numRegions * recordSize(numSubpartitions);
+  }
+
   static long recordSize(int numSubpartitions) {
     return (long) numSubpartitions * ENTRY_SIZE;
   }

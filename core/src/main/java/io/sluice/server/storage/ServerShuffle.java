@@ -37,7 +37,10 @@ public final class ServerShuffle {
   /** Splits committed before this server started, from the state store. */
   private final Map<Long, CommittedSplitFile> restored = new ConcurrentHashMap<>();
 
-  /** Map partitions (Flink), by map index and attempt. Not kept across restarts. */
+  /**
+   * Map partitions (Flink), by map index and attempt. Committed ones are recorded in the state
+   * store and served again after a restart; ones still being written are dropped at a stop.
+   */
   private final Map<Long, MapPartitionFile> mapPartitions = new ConcurrentHashMap<>();
 
   private final ShuffleStateListener state;
@@ -156,6 +159,29 @@ public final class ServerShuffle {
     }
   }
 
+  /**
+   * Commits a map partition; the state store records it before the commit completes, so a restarted
+   * server serves it again.
+   */
+  public CompletableFuture<CommittedMapPartition> commitMapPartition(
+      MapPartitionFile file, int numRegions) {
+    return file.commit(numRegions)
+        .thenApply(
+            c -> {
+              state.mapPartitionCommitted(c);
+              return c;
+            });
+  }
+
+  /** Restart: a map partition committed before the server stopped, whose files were found whole. */
+  public void restoreMapPartition(CommittedMapPartition committed) {
+    MapPartitionKey key = committed.key();
+    if (!key.appId().equals(appId) || key.shuffleId() != shuffleId) {
+      throw new IllegalArgumentException(key + " does not belong to " + this);
+    }
+    mapPartitions.put(splitId(key.mapIndex(), key.attempt()), dirs.restoredMapPartition(committed));
+  }
+
   /** A map partition of this shuffle, or null. */
   public MapPartitionFile mapPartition(int mapIndex, int attempt) {
     return mapPartitions.get(splitId(mapIndex, attempt));
@@ -164,7 +190,11 @@ public final class ServerShuffle {
   /** Drops a map partition and deletes its files; completes at once when there is none. */
   public CompletableFuture<Void> releaseMapPartition(int mapIndex, int attempt) {
     MapPartitionFile file = mapPartitions.remove(splitId(mapIndex, attempt));
-    return file == null ? CompletableFuture.completedFuture(null) : file.discard();
+    if (file == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    state.mapPartitionRemoved(file.key());
+    return file.discard();
   }
 
   /** Map partitions of this shuffle on this server. */

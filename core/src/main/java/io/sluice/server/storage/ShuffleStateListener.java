@@ -24,6 +24,12 @@ public interface ShuffleStateListener {
   /** A split's file was completed and renamed; a reader may be sent to it from now on. */
   default void splitCommitted(CommittedSplitFile file) {}
 
+  /** A map partition's files were completed and renamed; readers may open it from now on. */
+  default void mapPartitionCommitted(CommittedMapPartition partition) {}
+
+  /** A map partition and its files are being deleted. */
+  default void mapPartitionRemoved(MapPartitionKey key) {}
+
   /** The shuffle's stage commit finished: it takes no new split any more. */
   default void shuffleCommitted(String appId, int shuffleId) {}
 

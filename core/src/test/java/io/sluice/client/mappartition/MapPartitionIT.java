@@ -484,6 +484,55 @@ class MapPartitionIT {
   }
 
   @Test
+  void committedPartitionsAreServedAgainAfterARestartAndReleasedOnesAreNot() throws Exception {
+    InetSocketAddress at = placement.place(8).get();
+    MapPartitionId kept = new MapPartitionId(APP, 8, 0, 0);
+    MapPartitionId released = new MapPartitionId(APP, 8, 1, 0);
+    for (MapPartitionId id : List.of(kept, released)) {
+      try (MapPartitionWriter w =
+          MapPartitionWriter.open(
+              cluster.context(), id, at.getHostString(), at.getPort(), 3, BLOCK)) {
+        w.startRegion(false);
+        for (int s = 0; s < 3; s++) {
+          w.write(s, ByteBuffer.wrap(bytes(id.mapIndex(), s, 7000)));
+        }
+        w.finishRegion();
+        w.commit();
+      }
+    }
+    placement.release(released, at);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (server().registry().get(APP, 8).mapPartition(1, 0) != null
+        && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    // a partition still being written when the server stops is dropped
+    MapPartitionWriter open =
+        MapPartitionWriter.open(
+            cluster.context(),
+            new MapPartitionId(APP, 8, 2, 0),
+            at.getHostString(),
+            at.getPort(),
+            3,
+            BLOCK);
+    open.startRegion(false);
+    open.write(0, ByteBuffer.wrap(bytes(2, 0, 100)));
+    open.finishRegion();
+
+    cluster.restartServer(0);
+    open.close();
+    assertThat(server().recovery().mapPartitions()).isEqualTo(1);
+    Received r = readAll(kept, at, 0, 2);
+    for (int s = 0; s < 3; s++) {
+      assertThat(r.data.get(s).toByteArray()).isEqualTo(bytes(0, s, 7000));
+    }
+    assertThatThrownBy(() -> readAll(released, at, 0, 2))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("map 1 attempt 0");
+    assertThat(server().registry().get(APP, 8).mapPartition(2, 0)).isNull();
+  }
+
+  @Test
   void aStoppedServerIsReportedLostAndNotPlacedOn() throws Exception {
     InetSocketAddress at = placement.place(1).get();
     server().close();
