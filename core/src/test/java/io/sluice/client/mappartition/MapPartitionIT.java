@@ -488,7 +488,8 @@ class MapPartitionIT {
     InetSocketAddress at = placement.place(8).get();
     MapPartitionId kept = new MapPartitionId(APP, 8, 0, 0);
     MapPartitionId released = new MapPartitionId(APP, 8, 1, 0);
-    for (MapPartitionId id : List.of(kept, released)) {
+    MapPartitionId damaged = new MapPartitionId(APP, 8, 3, 0);
+    for (MapPartitionId id : List.of(kept, released, damaged)) {
       try (MapPartitionWriter w =
           MapPartitionWriter.open(
               cluster.context(), id, at.getHostString(), at.getPort(), 3, BLOCK)) {
@@ -519,9 +520,16 @@ class MapPartitionIT {
     open.write(0, ByteBuffer.wrap(bytes(2, 0, 100)));
     open.finishRegion();
 
+    // a committed partition whose index file is gone when the server starts again is dropped
+    CommittedMapPartition lostIndex =
+        server().registry().get(APP, 8).mapPartition(3, 0).committed();
+    java.nio.file.Files.delete(lostIndex.indexPath());
+
     cluster.restartServer(0);
     open.close();
     assertThat(server().recovery().mapPartitions()).isEqualTo(1);
+    assertThat(server().recovery().droppedMapPartitions()).isEqualTo(1);
+    assertThat(lostIndex.dataPath()).doesNotExist();
     Received r = readAll(kept, at, 0, 2);
     for (int s = 0; s < 3; s++) {
       assertThat(r.data.get(s).toByteArray()).isEqualTo(bytes(0, s, 7000));
