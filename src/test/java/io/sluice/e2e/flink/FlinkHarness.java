@@ -3,13 +3,18 @@ package io.sluice.e2e.flink;
 import io.sluice.flink.SluiceShuffleServiceFactory;
 import io.sluice.server.ShuffleServer;
 import io.sluice.testutil.TestCluster;
+import java.io.File;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.flink.api.common.BatchShuffleMode;
 import org.apache.flink.api.common.RuntimeExecutionMode;
+import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.configuration.MemorySize;
@@ -21,13 +26,14 @@ import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.runtime.shuffle.ShuffleServiceOptions;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.operators.StreamingRuntimeContext;
 import org.apache.flink.streaming.util.TestStreamEnvironment;
 import org.apache.flink.util.CloseableIterator;
 
 /**
- * What the Flink suites share: MiniClusters (two TaskManagers with two slots each, in this JVM)
- * with Flink's built-in shuffle or with Sluice, batch environments on them, result collection, and
- * the servers' own counters that show Sluice carried a job's data.
+ * What the Flink suites share: MiniClusters (two TaskManagers, unless a suite asks for more, with
+ * two slots each, in this JVM) with Flink's built-in shuffle or with Sluice, batch environments on
+ * them, result collection, and the servers' own counters that show Sluice carried a job's data.
  */
 final class FlinkHarness {
   /** Small regions, so every job's partitions span several. */
@@ -37,11 +43,53 @@ final class FlinkHarness {
 
   /** A MiniCluster with Flink's built-in shuffle, for reference results. */
   static MiniCluster builtin() throws Exception {
-    return start(clusterConf());
+    return builtin(new Configuration(), 2);
+  }
+
+  /**
+   * A MiniCluster with Flink's built-in shuffle and {@code taskManagers} TaskManagers, with {@code
+   * settings} over the suites' own.
+   */
+  static MiniCluster builtin(Configuration settings, int taskManagers) throws Exception {
+    Configuration conf = clusterConf();
+    conf.addAll(settings);
+    return start(conf, taskManagers);
   }
 
   /** A MiniCluster whose shuffle service is Sluice, on {@code servers}. */
   static MiniCluster sluice(TestCluster servers) throws Exception {
+    return sluice(servers, new Configuration());
+  }
+
+  /**
+   * A MiniCluster whose shuffle service is Sluice, on {@code servers}, with {@code settings} over
+   * the suites' own.
+   */
+  static MiniCluster sluice(TestCluster servers, Configuration settings) throws Exception {
+    return sluice(servers, settings, 2);
+  }
+
+  /** As {@link #sluice(TestCluster, Configuration)}, with {@code taskManagers} TaskManagers. */
+  static MiniCluster sluice(TestCluster servers, Configuration settings, int taskManagers)
+      throws Exception {
+    Configuration conf = sluiceConf(servers);
+    conf.addAll(settings);
+    return start(conf, taskManagers);
+  }
+
+  /**
+   * Settings that load Sluice through {@link ObservingShuffleServiceFactory}, which records what
+   * the shuffle master placed and reported lost.
+   */
+  static Configuration observing() {
+    Configuration conf = new Configuration();
+    conf.set(
+        ShuffleServiceOptions.SHUFFLE_SERVICE_FACTORY_CLASS,
+        ObservingShuffleServiceFactory.class.getName());
+    return conf;
+  }
+
+  private static Configuration sluiceConf(TestCluster servers) {
     Configuration conf = clusterConf();
     conf.set(
         ShuffleServiceOptions.SHUFFLE_SERVICE_FACTORY_CLASS,
@@ -53,7 +101,7 @@ final class FlinkHarness {
     // the test servers' client settings: quick retries
     conf.setString("sluice.push.retryWait", "5ms");
     conf.setString("sluice.push.retryMaxWait", "50ms");
-    return start(conf);
+    return conf;
   }
 
   static String serverList(TestCluster servers) {
@@ -77,12 +125,12 @@ final class FlinkHarness {
     return conf;
   }
 
-  private static MiniCluster start(Configuration conf) throws Exception {
+  private static MiniCluster start(Configuration conf, int taskManagers) throws Exception {
     MiniCluster cluster =
         new MiniCluster(
             new MiniClusterConfiguration.Builder()
                 .setConfiguration(conf)
-                .setNumTaskManagers(2)
+                .setNumTaskManagers(taskManagers)
                 .setNumSlotsPerTaskManager(2)
                 .build());
     cluster.start();
@@ -124,6 +172,59 @@ final class FlinkHarness {
     }
     Collections.sort(out);
     return out;
+  }
+
+  /**
+   * Runs the job that ends in {@code stream} on a thread of its own, so the test can act on the
+   * cluster meanwhile; its records as strings, sorted.
+   */
+  static <T> CompletableFuture<List<String>> collectSortedAsync(DataStream<T> stream) {
+    CompletableFuture<List<String>> result = new CompletableFuture<>();
+    Thread client =
+        new Thread(
+            () -> {
+              try {
+                result.complete(collectSorted(stream));
+              } catch (Throwable e) {
+                result.completeExceptionally(e);
+              }
+            },
+            "flink-job-client");
+    client.setDaemon(true);
+    client.start();
+    return result;
+  }
+
+  /**
+   * Waits until {@code latch} opens, failing early with the job's error when {@code job} fails
+   * first.
+   */
+  static void await(CountDownLatch latch, CompletableFuture<?> job, String what) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!latch.await(50, TimeUnit.MILLISECONDS)) {
+      if (job.isDone()) {
+        job.get(); // throws the job's failure
+        throw new AssertionError("the job ended before " + what);
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting until " + what);
+      }
+    }
+  }
+
+  /**
+   * The index of the MiniCluster TaskManager an operator runs on, the one {@link
+   * MiniCluster#terminateTaskManager} takes: the MiniCluster gives TaskManager {@code i} the
+   * working directory {@code tm_<i>}.
+   */
+  static int taskManagerIndex(RuntimeContext context) {
+    File tmp =
+        ((StreamingRuntimeContext) context).getTaskManagerRuntimeInfo().getTmpWorkingDirectory();
+    String name = tmp.getParentFile().getName();
+    if (!name.startsWith("tm_")) {
+      throw new IllegalStateException("not a MiniCluster TaskManager's directory: " + tmp);
+    }
+    return Integer.parseInt(name.substring(3));
   }
 
   /** What every server has counted so far. */

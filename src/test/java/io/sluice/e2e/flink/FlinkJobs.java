@@ -3,8 +3,16 @@ package io.sluice.e2e.flink;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.functions.RichReduceFunction;
+import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -19,6 +27,11 @@ import org.apache.flink.util.Collector;
  * stream whose records are compared. Inputs are generated, deterministic.
  */
 final class FlinkJobs {
+  /** The tags {@link Runs} records {@link #sumPerKey}'s operators under. */
+  static final String PRODUCER = "producer";
+
+  static final String CONSUMER = "consumer";
+
   private FlinkJobs() {}
 
   static List<String> lines(int count) {
@@ -167,6 +180,107 @@ final class FlinkJobs {
           + t.f0
           + " value "
           + t.f1;
+    }
+  }
+
+  /**
+   * Numbers 0..49_999 from {@code producers} subtasks (the {@link #PRODUCER}, which keys each by
+   * its residue modulo 31), summed per key by {@code sum} (the {@link #CONSUMER}) in {@code
+   * consumers} subtasks: 31 results. Every exchange is blocking, so the consumers start once every
+   * producer finished.
+   */
+  static DataStream<String> sumPerKey(
+      StreamExecutionEnvironment env, int producers, int consumers, Sum sum) {
+    return env.fromSequence(0, 49_999)
+        .setParallelism(producers)
+        .map(new KeyByResidue(PRODUCER, 31))
+        .setParallelism(producers)
+        .keyBy(t -> t.f0)
+        .reduce(sum)
+        .setParallelism(consumers)
+        .map(t -> t.f0 + ":" + t.f1)
+        .returns(Types.STRING);
+  }
+
+  /** Keys a number by its residue; records its runs under {@code tag}. */
+  static class KeyByResidue extends RichMapFunction<Long, Tuple2<Long, Long>> {
+    private static final long serialVersionUID = 1L;
+    private final String tag;
+    private final long keys;
+
+    KeyByResidue(String tag, long keys) {
+      this.tag = tag;
+      this.keys = keys;
+    }
+
+    @Override
+    public void open(OpenContext openContext) throws Exception {
+      Runs.record(tag, getRuntimeContext());
+    }
+
+    @Override
+    public Tuple2<Long, Long> map(Long v) throws Exception {
+      return Tuple2.of(v % keys, v);
+    }
+  }
+
+  /**
+   * Sums the values of a key; records its runs as the {@link #CONSUMER}. Tests subclass it to act
+   * when a consumer opens.
+   */
+  static class Sum extends RichReduceFunction<Tuple2<Long, Long>> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public void open(OpenContext openContext) throws Exception {
+      Runs.record(CONSUMER, getRuntimeContext());
+    }
+
+    @Override
+    public Tuple2<Long, Long> reduce(Tuple2<Long, Long> a, Tuple2<Long, Long> b) {
+      return Tuple2.of(a.f0, a.f1 + b.f1);
+    }
+  }
+
+  static int subtask(RuntimeContext context) {
+    return context.getTaskInfo().getIndexOfThisSubtask();
+  }
+
+  static int attempt(RuntimeContext context) {
+    return context.getTaskInfo().getAttemptNumber();
+  }
+
+  /**
+   * Which subtask attempts of an operator ran, and on which MiniCluster TaskManager, by operator
+   * tag. The MiniClusters run in the test's JVM, so operators record here and tests read it.
+   */
+  static final class Runs {
+    private static final Map<String, Map<String, Integer>> RUNS = new ConcurrentHashMap<>();
+
+    private Runs() {}
+
+    static void record(String tag, RuntimeContext context) {
+      RUNS.computeIfAbsent(tag, t -> new ConcurrentHashMap<>())
+          .put(subtask(context) + "/" + attempt(context), FlinkHarness.taskManagerIndex(context));
+    }
+
+    /** The attempts of {@code tag} that started, as "subtask/attempt", sorted. */
+    static SortedSet<String> attempts(String tag) {
+      return new TreeSet<>(RUNS.getOrDefault(tag, Map.of()).keySet());
+    }
+
+    /** The TaskManagers {@code tag} ran on, by index. */
+    static SortedSet<Integer> taskManagers(String tag) {
+      return new TreeSet<>(RUNS.getOrDefault(tag, Map.of()).values());
+    }
+
+    /** The TaskManager (by index) each attempt of {@code tag} ran on, by "subtask/attempt". */
+    static SortedMap<String, Integer> placement(String tag) {
+      return new TreeMap<>(RUNS.getOrDefault(tag, Map.of()));
+    }
+
+    static void clear() {
+      RUNS.clear();
     }
   }
 }
