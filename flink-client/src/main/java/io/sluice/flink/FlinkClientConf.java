@@ -1,7 +1,9 @@
 package io.sluice.flink;
 
+import io.sluice.client.ServerList;
 import io.sluice.common.ConfigKey;
 import io.sluice.common.SluiceConf;
+import io.sluice.protocol.proto.ServerAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -100,33 +102,9 @@ public final class FlinkClientConf {
    *     or has an entry that is not {@code host:port}
    */
   public static List<InetSocketAddress> servers(Configuration flinkConf) {
-    String list = sluiceConf(flinkConf).get(SERVERS);
     List<InetSocketAddress> servers = new ArrayList<>();
-    for (String entry : list.split(",")) {
-      String e = entry.trim();
-      if (e.isEmpty()) {
-        continue;
-      }
-      int colon = e.lastIndexOf(':');
-      int port = -1;
-      if (colon > 0) {
-        try {
-          port = Integer.parseInt(e.substring(colon + 1));
-        } catch (NumberFormatException ignored) {
-          port = -1;
-        }
-      }
-      if (port <= 0 || port > 65535) {
-        throw new IllegalArgumentException(
-            "Invalid entry '" + e + "' in " + SERVERS + ": expected host:port");
-      }
-      servers.add(InetSocketAddress.createUnresolved(e.substring(0, colon), port));
-    }
-    if (servers.isEmpty()) {
-      throw new IllegalArgumentException(
-          SERVERS
-              + " lists no server: set it in Flink's configuration to the Sluice servers, as"
-              + " host:port,host:port");
+    for (ServerAddress a : ServerList.parse(SERVERS.name(), sluiceConf(flinkConf).get(SERVERS))) {
+      servers.add(InetSocketAddress.createUnresolved(a.getHost(), a.getPort()));
     }
     return servers;
   }

@@ -1,6 +1,7 @@
 package io.sluice.client.mappartition;
 
 import io.sluice.common.Ids;
+import io.sluice.protocol.proto.MapPartitionRef;
 import java.io.Serializable;
 import java.util.Objects;
 
@@ -47,6 +48,16 @@ public final class MapPartitionId implements Serializable {
 
   public int attempt() {
     return attempt;
+  }
+
+  /** The partition as the protocol names it. */
+  MapPartitionRef ref() {
+    return MapPartitionRef.newBuilder()
+        .setAppId(appId)
+        .setShuffleId(shuffleId)
+        .setMapIndex(mapIndex)
+        .setAttempt(attempt)
+        .build();
   }
 
   @Override

@@ -7,7 +7,6 @@ import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.Heartbeat;
-import io.sluice.protocol.proto.MapPartitionRef;
 import io.sluice.protocol.proto.RegisterShuffle;
 import io.sluice.protocol.proto.ReleaseMapPartition;
 import io.sluice.protocol.proto.ServerAddress;
@@ -143,12 +142,7 @@ public final class MapPartitionPlacement implements Closeable {
                     MessageType.RELEASE_MAP_PARTITION,
                     ReleaseMapPartition.newBuilder()
                         .setRequestId(rid)
-                        .setPartition(
-                            MapPartitionRef.newBuilder()
-                                .setAppId(id.appId())
-                                .setShuffleId(id.shuffleId())
-                                .setMapIndex(id.mapIndex())
-                                .setAttempt(id.attempt()))
+                        .setPartition(id.ref())
                         .build(),
                     rid))
         .whenComplete(

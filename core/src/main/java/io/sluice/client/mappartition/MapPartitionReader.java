@@ -116,13 +116,7 @@ public final class MapPartitionReader implements Closeable {
     }
     MapPartitionReader reader =
         new MapPartitionReader(context, id, server, connection, onAvailable);
-    MapPartitionRef ref =
-        MapPartitionRef.newBuilder()
-            .setAppId(id.appId())
-            .setShuffleId(id.shuffleId())
-            .setMapIndex(id.mapIndex())
-            .setAttempt(id.attempt())
-            .build();
+    MapPartitionRef ref = id.ref();
     context
         .callAsync(
             connection,

@@ -112,13 +112,7 @@ public final class MapPartitionWriter implements Closeable {
     this.context = context;
     this.id = id;
     this.server = server;
-    this.ref =
-        MapPartitionRef.newBuilder()
-            .setAppId(id.appId())
-            .setShuffleId(id.shuffleId())
-            .setMapIndex(id.mapIndex())
-            .setAttempt(id.attempt())
-            .build();
+    this.ref = id.ref();
     this.numSubpartitions = numSubpartitions;
     this.maxBlockSize = maxBlockSize;
     this.compress = context.conf().codec() == BatchCodec.LZ4;
