@@ -131,6 +131,38 @@ class FlinkShuffleIT {
   }
 
   @Test
+  void aFinishedJobLeavesNoFilesOnTheServers() throws Exception {
+    runAndCompare("wordCount");
+    // the job's end unregisters its application on every server it used, which deletes its files
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+    while (System.nanoTime() < deadline && (applications() > 0 || !mapFiles().isEmpty())) {
+      Thread.sleep(20);
+    }
+    assertThat(applications()).isZero();
+    assertThat(mapFiles()).isEmpty();
+  }
+
+  private static int applications() {
+    int n = 0;
+    for (io.sluice.server.ShuffleServer s : servers.servers()) {
+      n += s.registry().applicationCount();
+    }
+    return n;
+  }
+
+  /** Map partition files on the servers; the root itself while a deletion is under way. */
+  private static List<Path> mapFiles() throws java.io.IOException {
+    try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(servers.root())) {
+      return files
+          .filter(f -> f.getFileName().toString().startsWith("map-"))
+          .collect(java.util.stream.Collectors.toList());
+    } catch (java.io.UncheckedIOException | java.nio.file.NoSuchFileException e) {
+      // a directory went away while it was walked: the servers are still deleting
+      return List.of(servers.root());
+    }
+  }
+
+  @Test
   void adaptiveParallelismFollowsTheBytesSluiceWritersReport() throws Exception {
     ServerTotals before = FlinkHarness.totals(servers);
     List<String> result =

@@ -201,23 +201,36 @@ public final class MapPartitionPlacement implements Closeable {
     return s.getHostString() + ":" + s.getPort();
   }
 
-  /** Drops every file of the application on every server it used; best effort. */
+  /**
+   * Drops every file of the application on every server it used; best effort and asynchronous, so a
+   * server that is down never holds up the caller (a job's end). A server that misses it expires
+   * the application after {@code sluice.app.timeout} without heartbeats.
+   */
   @Override
   public void close() {
     heartbeats.cancel(false);
     placer.shutdownNow();
     for (InetSocketAddress s : used) {
-      try {
-        context.call(
-            address(s),
-            id ->
-                Messages.request(
-                    MessageType.UNREGISTER_APPLICATION,
-                    UnregisterApplication.newBuilder().setRequestId(id).setAppId(appId).build(),
-                    id));
-      } catch (IOException | StatusException e) {
-        LOG.warn("Could not unregister application {} on {}: {}", appId, format(s), e.getMessage());
-      }
+      context
+          .callAsync(
+              address(s),
+              id ->
+                  Messages.request(
+                      MessageType.UNREGISTER_APPLICATION,
+                      UnregisterApplication.newBuilder().setRequestId(id).setAppId(appId).build(),
+                      id))
+          .whenComplete(
+              (m, e) -> {
+                if (m != null) {
+                  m.release();
+                } else {
+                  LOG.warn(
+                      "Could not unregister application {} on {}: {}",
+                      appId,
+                      format(s),
+                      e.getMessage());
+                }
+              });
     }
     used.clear();
   }
