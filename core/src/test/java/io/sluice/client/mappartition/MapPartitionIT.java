@@ -350,6 +350,115 @@ class MapPartitionIT {
   }
 
   @Test
+  void aFrameAfterARefusedOneIsRefusedTooSoFramesAreStoredInOrder() throws Exception {
+    ClientContext context = cluster.context();
+    ServerAddress server = cluster.addresses().get(0);
+    io.sluice.network.TransportClient connection = context.connection(server);
+    context.call(
+        server,
+        rid ->
+            Messages.request(
+                MessageType.REGISTER_SHUFFLE,
+                RegisterShuffle.newBuilder()
+                    .setRequestId(rid)
+                    .setAppId(APP)
+                    .setShuffleId(9)
+                    .build(),
+                rid));
+    MapPartitionRef ref =
+        MapPartitionRef.newBuilder()
+            .setAppId(APP)
+            .setShuffleId(9)
+            .setMapIndex(0)
+            .setAttempt(0)
+            .build();
+    call(
+        connection,
+        rid ->
+            Messages.request(
+                MessageType.REGION_START,
+                RegionStart.newBuilder()
+                    .setRequestId(rid)
+                    .setPartition(ref)
+                    .setNumSubpartitions(2)
+                    .setRegionIndex(0)
+                    .build(),
+                rid));
+    // frame 1 arrives while frame 0 is missing (refused and not yet sent again): refused too
+    Throwable early = catchThrowable(() -> call(connection, frame(ref, 1, 1, "second")));
+    assertThat(early).hasCauseInstanceOf(StatusException.class);
+    assertThat(((StatusException) early.getCause()).status()).isEqualTo(Status.CONGESTED);
+    call(connection, frame(ref, 0, 0, "first"));
+    call(connection, frame(ref, 1, 1, "second"));
+    // a frame sent twice is refused naming it
+    Throwable twice = catchThrowable(() -> call(connection, frame(ref, 1, 1, "again")));
+    assertThat(((StatusException) twice.getCause()).status()).isEqualTo(Status.BAD_REQUEST);
+    assertThat(twice.getCause()).hasMessageContaining("frame 1").hasMessageContaining("already");
+    call(
+        connection,
+        rid ->
+            Messages.request(
+                MessageType.REGION_FINISH,
+                io.sluice.protocol.proto.RegionFinish.newBuilder()
+                    .setRequestId(rid)
+                    .setPartition(ref)
+                    .setRegionIndex(0)
+                    .build(),
+                rid));
+    call(
+        connection,
+        rid ->
+            Messages.request(
+                MessageType.COMMIT_MAP_PARTITION,
+                io.sluice.protocol.proto.CommitMapPartition.newBuilder()
+                    .setRequestId(rid)
+                    .setPartition(ref)
+                    .setNumRegions(1)
+                    .build(),
+                rid));
+    Received r =
+        readAll(
+            new MapPartitionId(APP, 9, 0, 0),
+            InetSocketAddress.createUnresolved(server.getHost(), server.getPort()),
+            0,
+            1);
+    assertThat(new String(r.data.get(0).toByteArray(), StandardCharsets.US_ASCII))
+        .isEqualTo("first");
+    assertThat(new String(r.data.get(1).toByteArray(), StandardCharsets.US_ASCII))
+        .isEqualTo("second");
+    assertThat(cluster.memoryHeld()).isZero();
+  }
+
+  /** A region data frame of one raw block. */
+  private static java.util.function.LongFunction<io.sluice.network.Message> frame(
+      MapPartitionRef ref, int sequence, int subpartition, String text) {
+    byte[] data = text.getBytes(StandardCharsets.US_ASCII);
+    return rid -> {
+      io.netty.buffer.ByteBuf body = Unpooled.buffer();
+      MapBlockFormat.writeHeader(
+          body, subpartition, MapBlockFormat.KIND_DATA, data.length, data.length);
+      body.writeBytes(data);
+      return Messages.request(
+          MessageType.REGION_DATA,
+          RegionData.newBuilder()
+              .setRequestId(rid)
+              .setPartition(ref)
+              .setRegionIndex(0)
+              .setSequence(sequence)
+              .build(),
+          rid,
+          body);
+    };
+  }
+
+  private void call(
+      io.sluice.network.TransportClient connection,
+      java.util.function.LongFunction<io.sluice.network.Message> request)
+      throws Exception {
+    cluster.context().callAsync(connection, request).get(10, TimeUnit.SECONDS).release();
+  }
+
+  @Test
   void malformedRequestsAreRefusedNamingTheProblemAndTheServerKeepsServing() throws Exception {
     ClientContext context = cluster.context();
     ServerAddress server = cluster.addresses().get(0);
