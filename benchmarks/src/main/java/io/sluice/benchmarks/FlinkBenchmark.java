@@ -1,8 +1,6 @@
 package io.sluice.benchmarks;
 
-import com.beust.jcommander.JCommander;
 import com.beust.jcommander.Parameter;
-import com.beust.jcommander.ParameterException;
 import com.codahale.metrics.MetricRegistry;
 import io.sluice.common.Clock;
 import io.sluice.common.SluiceConf;
@@ -12,7 +10,6 @@ import io.sluice.server.ShuffleServer;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -74,19 +71,9 @@ final class FlinkBenchmark {
 
   static int run(String[] args, PrintStream out, PrintStream err) {
     Options options = new Options();
-    JCommander commander =
-        JCommander.newBuilder().programName("shuffle-bench " + NAME).addObject(options).build();
-    try {
-      commander.parse(args);
-    } catch (ParameterException e) {
-      err.println("shuffle-bench " + NAME + ": " + e.getMessage());
-      return 2;
-    }
-    if (options.help) {
-      StringBuilder usage = new StringBuilder();
-      commander.getUsageFormatter().usage(usage);
-      out.print(usage);
-      return 0;
+    Integer exit = BenchmarkCli.parse(NAME, options, () -> options.help, args, out, err);
+    if (exit != null) {
+      return exit;
     }
     try {
       if (System.getProperty(CHILD) == null) {
@@ -109,20 +96,14 @@ final class FlinkBenchmark {
         Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
             .filter(e -> !NOT_FOR_FLINK.matcher(Path.of(e).getFileName().toString()).matches())
             .collect(Collectors.joining(File.pathSeparator));
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-    command.add("-D" + CHILD + "=true");
     // Flink logs its own noise at WARN (and log4j complains about its message patterns); the
     // benchmark's log file keeps everything
-    command.add("-Dsluice.console.level=ERROR");
-    command.add("-Dlog4j2.StatusLogger.level=OFF");
-    command.add("-cp");
-    command.add(classpath);
-    command.add(BenchMain.class.getName());
-    command.add(NAME);
-    command.addAll(Arrays.asList(args));
-    return new ProcessBuilder(command).inheritIO().start().waitFor();
+    List<String> jvmOptions =
+        List.of(
+            "-D" + CHILD + "=true",
+            "-Dsluice.console.level=ERROR",
+            "-Dlog4j2.StatusLogger.level=OFF");
+    return BenchmarkCli.childJvm(NAME, jvmOptions, classpath, args).start().waitFor();
   }
 
   /** One run of the benchmark, in the child JVM. */

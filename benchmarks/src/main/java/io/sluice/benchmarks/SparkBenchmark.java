@@ -1,8 +1,6 @@
 package io.sluice.benchmarks;
 
-import com.beust.jcommander.JCommander;
 import com.beust.jcommander.Parameter;
-import com.beust.jcommander.ParameterException;
 import com.codahale.metrics.MetricRegistry;
 import io.sluice.common.Clock;
 import io.sluice.common.SluiceConf;
@@ -11,11 +9,9 @@ import io.sluice.server.ServerConf;
 import io.sluice.server.ShuffleServer;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -82,19 +78,9 @@ final class SparkBenchmark {
 
   static int run(String[] args, PrintStream out, PrintStream err) {
     Options options = new Options();
-    JCommander commander =
-        JCommander.newBuilder().programName("shuffle-bench " + NAME).addObject(options).build();
-    try {
-      commander.parse(args);
-    } catch (ParameterException e) {
-      err.println("shuffle-bench " + NAME + ": " + e.getMessage());
-      return 2;
-    }
-    if (options.help) {
-      StringBuilder usage = new StringBuilder();
-      commander.getUsageFormatter().usage(usage);
-      out.print(usage);
-      return 0;
+    Integer exit = BenchmarkCli.parse(NAME, options, () -> options.help, args, out, err);
+    if (exit != null) {
+      return exit;
     }
     try {
       if (System.getProperty(CHILD) == null) {
@@ -114,21 +100,15 @@ final class SparkBenchmark {
   /** Runs the benchmark in a child JVM with the options Spark needs on JDK 17. */
   private static int relaunch(String[] args, Options options)
       throws IOException, InterruptedException {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    List<String> jvmOptions = new ArrayList<>();
     for (String open : OPENS) {
-      command.add("--add-opens=java.base/" + open + "=ALL-UNNAMED");
+      jvmOptions.add("--add-opens=java.base/" + open + "=ALL-UNNAMED");
     }
-    command.add("-Djdk.reflect.useDirectMethodHandle=false");
-    command.add("-Dio.netty.tryReflectionSetAccessible=true");
-    command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-    command.add("-D" + CHILD + "=true");
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(BenchMain.class.getName());
-    command.add(NAME);
-    command.addAll(Arrays.asList(args));
-    ProcessBuilder child = new ProcessBuilder(command).inheritIO();
+    jvmOptions.add("-Djdk.reflect.useDirectMethodHandle=false");
+    jvmOptions.add("-Dio.netty.tryReflectionSetAccessible=true");
+    jvmOptions.add("-D" + CHILD + "=true");
+    ProcessBuilder child =
+        BenchmarkCli.childJvm(NAME, jvmOptions, System.getProperty("java.class.path"), args);
     // every Spark endpoint (driver, local-cluster workers, executors) on loopback
     child.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
     // the local-cluster workers keep their work directories (executor logs) under SPARK_HOME

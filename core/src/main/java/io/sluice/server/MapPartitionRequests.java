@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.sluice.common.Ids;
 import io.sluice.network.Message;
+import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.proto.CommitMapPartition;
 import io.sluice.protocol.proto.MapPartitionCommitted;
@@ -22,7 +23,6 @@ import io.sluice.server.read.MapReadStream;
 import io.sluice.server.read.MapStreams;
 import io.sluice.server.storage.CommittedMapPartition;
 import io.sluice.server.storage.MapPartitionFile;
-import io.sluice.server.storage.MapPartitionKey;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
 import io.sluice.server.storage.StorageUnavailableException;
@@ -63,7 +63,7 @@ final class MapPartitionRequests {
   }
 
   private ServerShuffle shuffle(MapPartitionRef ref) {
-    MapPartitionKey key = MapPartitionKey.of(ref);
+    MapPartitionId key = MapPartitionId.of(ref);
     ServerShuffle shuffle = registry.get(key.appId(), key.shuffleId());
     if (shuffle == null) {
       throw new StatusError(
@@ -80,7 +80,7 @@ final class MapPartitionRequests {
     if (file == null) {
       throw new StatusError(
           Status.NOT_FOUND,
-          MapPartitionKey.of(ref)
+          MapPartitionId.of(ref)
               + " is not on this server (never written here, released, or lost in a restart)");
     }
     return file;
@@ -190,7 +190,7 @@ final class MapPartitionRequests {
 
   CompletableFuture<Void> release(ReleaseMapPartition h) {
     MapPartitionRef ref = h.getPartition();
-    MapPartitionKey key = MapPartitionKey.of(ref);
+    MapPartitionId key = MapPartitionId.of(ref);
     ServerShuffle shuffle = registry.get(key.appId(), key.shuffleId());
     return shuffle == null
         ? CompletableFuture.completedFuture(null)

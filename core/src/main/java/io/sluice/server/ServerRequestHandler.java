@@ -6,6 +6,7 @@ import io.netty.channel.DefaultFileRegion;
 import io.sluice.common.Ids;
 import io.sluice.network.Message;
 import io.sluice.network.RequestHandler;
+import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.proto.CloseStream;
@@ -34,7 +35,6 @@ import io.sluice.server.read.MapStreams;
 import io.sluice.server.read.ReadStreams;
 import io.sluice.server.sort.MapRangeReads;
 import io.sluice.server.storage.CommittedSplitFile;
-import io.sluice.server.storage.MapPartitionKey;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
 import java.io.IOException;
@@ -138,7 +138,7 @@ final class ServerRequestHandler implements RequestHandler {
             return Messages.error(
                 h.getRequestId(),
                 Status.NOT_FOUND,
-                "cannot read " + MapPartitionKey.of(h.getPartition()) + ": " + e.getMessage());
+                "cannot read " + MapPartitionId.of(h.getPartition()) + ": " + e.getMessage());
           }
         }
       case READ_MAP_BUFFER:

@@ -1,6 +1,6 @@
 package io.sluice.flink;
 
-import io.sluice.client.mappartition.MapPartitionId;
+import io.sluice.protocol.MapPartitionId;
 import java.util.Objects;
 import java.util.Optional;
 import org.apache.flink.runtime.clusterframework.types.ResourceID;

@@ -1,8 +1,8 @@
 package io.sluice.flink;
 
 import io.sluice.client.ClientContext;
-import io.sluice.client.mappartition.MapPartitionId;
 import io.sluice.client.mappartition.MapPartitionPlacement;
+import io.sluice.protocol.MapPartitionId;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;

@@ -3,8 +3,8 @@ package io.sluice.flink;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.sluice.client.mappartition.MapPartitionId;
 import io.sluice.client.mappartition.MapPartitionPlacement;
+import io.sluice.protocol.MapPartitionId;
 import io.sluice.testutil.TestCluster;
 import java.io.ByteArrayOutputStream;
 import java.net.InetSocketAddress;

@@ -4,10 +4,10 @@ import static io.sluice.e2e.flink.FlinkJobs.CONSUMER;
 import static io.sluice.e2e.flink.FlinkJobs.PRODUCER;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.sluice.client.mappartition.MapPartitionId;
 import io.sluice.e2e.flink.FlinkJobs.Runs;
 import io.sluice.e2e.flink.FlinkJobs.Sum;
 import io.sluice.flink.SluiceShuffleDescriptor;
+import io.sluice.protocol.MapPartitionId;
 import io.sluice.testutil.TestCluster;
 import java.nio.file.Path;
 import java.util.List;

@@ -1,6 +1,7 @@
 package io.sluice.client.coordinator;
 
 import io.sluice.client.ClientContext;
+import io.sluice.client.ServerRequests;
 import io.sluice.common.Clock;
 import io.sluice.common.Ids;
 import io.sluice.network.TransportServer;
@@ -11,12 +12,9 @@ import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.CommitShuffle;
 import io.sluice.protocol.proto.CommittedShuffle;
 import io.sluice.protocol.proto.CommittedSplit;
-import io.sluice.protocol.proto.Heartbeat;
 import io.sluice.protocol.proto.PartitionLocation;
-import io.sluice.protocol.proto.RegisterShuffle;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.ServerAddress;
-import io.sluice.protocol.proto.UnregisterApplication;
 import io.sluice.protocol.proto.UnregisterShuffle;
 import java.io.Closeable;
 import java.io.IOException;
@@ -154,17 +152,7 @@ public final class ShuffleCoordinator implements Closeable {
   }
 
   private void registerOn(ServerAddress server, int shuffleId) throws IOException, StatusException {
-    context.call(
-        server,
-        id ->
-            Messages.request(
-                MessageType.REGISTER_SHUFFLE,
-                RegisterShuffle.newBuilder()
-                    .setRequestId(id)
-                    .setAppId(appId)
-                    .setShuffleId(shuffleId)
-                    .build(),
-                id));
+    context.call(server, ServerRequests.registerShuffle(appId, shuffleId));
     registeredServers.add(server);
   }
 
@@ -435,13 +423,7 @@ public final class ShuffleCoordinator implements Closeable {
   private void heartbeat() {
     for (ServerAddress server : registeredServers) {
       try {
-        context.call(
-            server,
-            id ->
-                Messages.request(
-                    MessageType.HEARTBEAT,
-                    Heartbeat.newBuilder().setRequestId(id).setAppId(appId).build(),
-                    id));
+        context.call(server, ServerRequests.heartbeat(appId));
       } catch (IOException | StatusException e) {
         LOG.warn(
             "Heartbeat of application {} to {} failed: {}",
@@ -459,13 +441,7 @@ public final class ShuffleCoordinator implements Closeable {
     endpoint.close();
     for (ServerAddress server : registeredServers) {
       try {
-        context.call(
-            server,
-            id ->
-                Messages.request(
-                    MessageType.UNREGISTER_APPLICATION,
-                    UnregisterApplication.newBuilder().setRequestId(id).setAppId(appId).build(),
-                    id));
+        context.call(server, ServerRequests.unregisterApplication(appId));
       } catch (IOException | StatusException e) {
         LOG.warn(
             "Could not unregister application {} on {}: {}",

@@ -2,15 +2,11 @@ package io.sluice.client.mappartition;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.client.ClientContext;
+import io.sluice.client.ServerRequests;
 import io.sluice.common.Ids;
-import io.sluice.protocol.MessageType;
-import io.sluice.protocol.Messages;
+import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.StatusException;
-import io.sluice.protocol.proto.Heartbeat;
-import io.sluice.protocol.proto.RegisterShuffle;
-import io.sluice.protocol.proto.ReleaseMapPartition;
 import io.sluice.protocol.proto.ServerAddress;
-import io.sluice.protocol.proto.UnregisterApplication;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -107,17 +103,7 @@ public final class MapPartitionPlacement implements Closeable {
     for (int i = 0; i < candidates.size(); i++) {
       InetSocketAddress s = candidates.get((start + i) % candidates.size());
       try {
-        context.call(
-            address(s),
-            id ->
-                Messages.request(
-                    MessageType.REGISTER_SHUFFLE,
-                    RegisterShuffle.newBuilder()
-                        .setRequestId(id)
-                        .setAppId(appId)
-                        .setShuffleId(shuffleId)
-                        .build(),
-                    id));
+        context.call(address(s), ServerRequests.registerShuffle(appId, shuffleId));
         used.add(s);
         return s;
       } catch (IOException | StatusException e) {
@@ -135,16 +121,7 @@ public final class MapPartitionPlacement implements Closeable {
   /** Deletes one map partition's files on its server; best effort, asynchronous. */
   public void release(MapPartitionId id, InetSocketAddress server) {
     context
-        .callAsync(
-            address(server),
-            rid ->
-                Messages.request(
-                    MessageType.RELEASE_MAP_PARTITION,
-                    ReleaseMapPartition.newBuilder()
-                        .setRequestId(rid)
-                        .setPartition(id.ref())
-                        .build(),
-                    rid))
+        .callAsync(address(server), ServerRequests.releaseMapPartition(id.ref()))
         .whenComplete(
             (m, e) -> {
               if (m != null) {
@@ -158,13 +135,7 @@ public final class MapPartitionPlacement implements Closeable {
   private void heartbeat() {
     for (InetSocketAddress s : used) {
       try {
-        context.call(
-            address(s),
-            id ->
-                Messages.request(
-                    MessageType.HEARTBEAT,
-                    Heartbeat.newBuilder().setRequestId(id).setAppId(appId).build(),
-                    id));
+        context.call(address(s), ServerRequests.heartbeat(appId));
       } catch (IOException | StatusException e) {
         lost(s, "heartbeat failed: " + e.getMessage());
       }
@@ -212,13 +183,7 @@ public final class MapPartitionPlacement implements Closeable {
     placer.shutdownNow();
     for (InetSocketAddress s : used) {
       context
-          .callAsync(
-              address(s),
-              id ->
-                  Messages.request(
-                      MessageType.UNREGISTER_APPLICATION,
-                      UnregisterApplication.newBuilder().setRequestId(id).setAppId(appId).build(),
-                      id))
+          .callAsync(address(s), ServerRequests.unregisterApplication(appId))
           .whenComplete(
               (m, e) -> {
                 if (m != null) {

@@ -5,6 +5,7 @@ import io.sluice.client.ClientContext;
 import io.sluice.network.Message;
 import io.sluice.network.TransportClient;
 import io.sluice.protocol.MapBlockFormat;
+import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.proto.CloseStream;

@@ -5,9 +5,11 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.sluice.client.Backoff;
 import io.sluice.client.BatchCodec;
 import io.sluice.client.ClientContext;
+import io.sluice.client.ServerRequests;
 import io.sluice.network.Message;
 import io.sluice.network.TransportClient;
 import io.sluice.protocol.MapBlockFormat;
+import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.StatusException;
@@ -16,7 +18,6 @@ import io.sluice.protocol.proto.MapPartitionRef;
 import io.sluice.protocol.proto.RegionData;
 import io.sluice.protocol.proto.RegionFinish;
 import io.sluice.protocol.proto.RegionStart;
-import io.sluice.protocol.proto.ReleaseMapPartition;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.ServerAddress;
 import io.sluice.protocol.proto.Status;
@@ -508,13 +509,7 @@ public final class MapPartitionWriter implements Closeable {
     }
     if (!committed && connection != null) {
       context
-          .callAsync(
-              server,
-              rid ->
-                  Messages.request(
-                      MessageType.RELEASE_MAP_PARTITION,
-                      ReleaseMapPartition.newBuilder().setRequestId(rid).setPartition(ref).build(),
-                      rid))
+          .callAsync(server, ServerRequests.releaseMapPartition(ref))
           .whenComplete(
               (m, e) -> {
                 if (m != null) {

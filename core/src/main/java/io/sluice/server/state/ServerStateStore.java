@@ -4,13 +4,13 @@ import com.codahale.metrics.MetricRegistry;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.sluice.common.Ids;
+import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.proto.StateApplication;
 import io.sluice.protocol.proto.StateMapPartition;
 import io.sluice.protocol.proto.StateShuffle;
 import io.sluice.protocol.proto.StateSplit;
 import io.sluice.server.storage.CommittedMapPartition;
 import io.sluice.server.storage.CommittedSplitFile;
-import io.sluice.server.storage.MapPartitionKey;
 import io.sluice.server.storage.ShuffleStateListener;
 import io.sluice.server.storage.SplitKey;
 import java.io.Closeable;
@@ -283,7 +283,7 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
 
   @Override
   public void mapPartitionCommitted(CommittedMapPartition partition) {
-    MapPartitionKey key = partition.key();
+    MapPartitionId key = partition.key();
     StateMapPartition record =
         StateMapPartition.newBuilder()
             .setAppId(key.appId())
@@ -303,7 +303,7 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
   }
 
   @Override
-  public void mapPartitionRemoved(MapPartitionKey key) {
+  public void mapPartitionRemoved(MapPartitionId key) {
     write("remove " + key, false, batch -> batch.delete(StateKeys.mapPartition(key)));
   }
 

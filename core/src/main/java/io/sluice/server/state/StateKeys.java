@@ -1,6 +1,6 @@
 package io.sluice.server.state;
 
-import io.sluice.server.storage.MapPartitionKey;
+import io.sluice.protocol.MapPartitionId;
 import io.sluice.server.storage.SplitKey;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -60,7 +60,7 @@ final class StateKeys {
     return bytes(SPLIT + splitFields(key));
   }
 
-  static byte[] mapPartition(MapPartitionKey key) {
+  static byte[] mapPartition(MapPartitionId key) {
     return bytes(
         MAP
             + key.appId()

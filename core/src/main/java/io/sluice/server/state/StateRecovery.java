@@ -1,12 +1,12 @@
 package io.sluice.server.state;
 
+import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.proto.StateMapPartition;
 import io.sluice.protocol.proto.StateSplit;
 import io.sluice.server.storage.CommittedMapPartition;
 import io.sluice.server.storage.DataDirectories;
 import io.sluice.server.storage.DataDirectory;
 import io.sluice.server.storage.MapPartitionIndex;
-import io.sluice.server.storage.MapPartitionKey;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
 import io.sluice.server.storage.SplitKey;
@@ -199,8 +199,8 @@ public final class StateRecovery {
       ServerStateStore store,
       DataDirectories dirs,
       Set<Path> keep) {
-    MapPartitionKey key =
-        new MapPartitionKey(m.getAppId(), m.getShuffleId(), m.getMapIndex(), m.getAttempt());
+    MapPartitionId key =
+        new MapPartitionId(m.getAppId(), m.getShuffleId(), m.getMapIndex(), m.getAttempt());
     Path data = Paths.get(m.getDataPath()).toAbsolutePath().normalize();
     Path index = Paths.get(m.getIndexPath()).toAbsolutePath().normalize();
     DataDirectory dir = dirs.directoryOf(data);

@@ -1,5 +1,6 @@
 package io.sluice.server.storage;
 
+import io.sluice.protocol.MapPartitionId;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -13,7 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class CommittedMapPartition {
   private static final AtomicLong SEQUENCE = new AtomicLong();
 
-  private final MapPartitionKey key;
+  private final MapPartitionId key;
   private final Path dataPath;
   private final Path indexPath;
   private final int numSubpartitions;
@@ -28,7 +29,7 @@ public final class CommittedMapPartition {
   private boolean closed;
 
   public CommittedMapPartition(
-      MapPartitionKey key,
+      MapPartitionId key,
       Path dataPath,
       Path indexPath,
       int numSubpartitions,
@@ -44,7 +45,7 @@ public final class CommittedMapPartition {
     this.length = length;
   }
 
-  public MapPartitionKey key() {
+  public MapPartitionId key() {
     return key;
   }
 

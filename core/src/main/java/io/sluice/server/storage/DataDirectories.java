@@ -1,5 +1,6 @@
 package io.sluice.server.storage;
 
+import io.sluice.protocol.MapPartitionId;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ServerMetrics;
 import io.sluice.server.memory.MemoryBudget;
@@ -97,7 +98,7 @@ public final class DataDirectories implements AutoCloseable {
    *
    * @throws StorageUnavailableException when every directory is failed or full
    */
-  MapPartitionFile newMapPartition(MapPartitionKey key, int numSubpartitions) {
+  MapPartitionFile newMapPartition(MapPartitionId key, int numSubpartitions) {
     return new MapPartitionFile(
         key, numSubpartitions, pickFor(key), this, memory, metrics, conf.commitFsync());
   }

@@ -13,8 +13,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -71,9 +73,20 @@ public final class DataDirectory implements AutoCloseable {
     return bytesFlushed;
   }
 
-  /** The flusher a new split is pinned to (round robin). */
-  ExecutorService assignFlusher() {
-    return flushers.get(Math.floorMod(nextFlusher.getAndIncrement(), flushers.size()));
+  /**
+   * The flusher a new split or map partition is pinned to (round robin). Once the server closes its
+   * flushers, tasks run inline on the caller.
+   */
+  Executor assignFlusher() {
+    ExecutorService flusher =
+        flushers.get(Math.floorMod(nextFlusher.getAndIncrement(), flushers.size()));
+    return task -> {
+      try {
+        flusher.execute(task);
+      } catch (RejectedExecutionException e) {
+        task.run();
+      }
+    };
   }
 
   /** Splits currently being written here; new splits go to the directory with the fewest. */

@@ -2,6 +2,7 @@ package io.sluice.server.storage;
 
 import io.netty.buffer.ByteBuf;
 import io.sluice.protocol.MapBlockFormat;
+import io.sluice.protocol.MapPartitionId;
 import io.sluice.server.ServerMetrics;
 import io.sluice.server.memory.MemoryBudget;
 import java.io.IOException;
@@ -13,8 +14,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,11 +42,11 @@ public final class MapPartitionFile {
     DISCARDED
   }
 
-  private final MapPartitionKey key;
+  private final MapPartitionId key;
   private final int numSubpartitions;
   private final DataDirectory dir;
   private final DataDirectories dirs;
-  private final ExecutorService flusher;
+  private final Executor flusher;
   private final MemoryBudget memory;
   private final ServerMetrics metrics;
   private final boolean fsync;
@@ -72,7 +72,7 @@ public final class MapPartitionFile {
   private FileChannel index;
 
   public MapPartitionFile(
-      MapPartitionKey key,
+      MapPartitionId key,
       int numSubpartitions,
       DataDirectory dir,
       DataDirectories dirs,
@@ -115,7 +115,7 @@ public final class MapPartitionFile {
     return f;
   }
 
-  public MapPartitionKey key() {
+  public MapPartitionId key() {
     return key;
   }
 
@@ -127,7 +127,7 @@ public final class MapPartitionFile {
     return dir.root()
         .resolve(key.appId())
         .resolve(Integer.toString(key.shuffleId()))
-        .resolve(key.fileBaseName() + suffix);
+        .resolve("map-" + key.mapIndex() + "-" + key.attempt() + suffix);
   }
 
   /**
@@ -193,45 +193,49 @@ public final class MapPartitionFile {
       throw new IllegalArgumentException(
           "data for region " + regionIndex + " of " + key + ", which is not the open region");
     }
-    int[] last = {lastSubpartition};
-    String problem =
-        MapBlockFormat.check(
-            body,
-            numSubpartitions,
-            (offset, sub, kind, raw, length) -> {
-              if (!regionBroadcast && sub < last[0]) {
-                throw new IllegalArgumentException(
-                    "blocks of region "
-                        + regionIndex
-                        + " of "
-                        + key
-                        + " go back from subpartition "
-                        + last[0]
-                        + " to "
-                        + sub);
-              }
-              last[0] = sub;
-            });
-    if (problem != null) {
-      throw new IllegalArgumentException("malformed region data for " + key + ": " + problem);
-    }
+    // one pass over the headers both checks the frame and indexes it; a malformed frame leaves
+    // the region's index half-updated, so it fails the partition (its writer is broken anyway)
     long base = accepted;
-    if (!regionBroadcast) {
-      MapBlockFormat.check(
-          body,
-          numSubpartitions,
-          (offset, sub, kind, raw, length) -> {
-            if (subOffsets[sub] < 0) {
-              subOffsets[sub] = base + offset;
-            }
-            subLengths[sub] += MapBlockFormat.HEADER_SIZE + length;
-          });
-      lastSubpartition = last[0];
+    String problem;
+    try {
+      problem =
+          MapBlockFormat.check(
+              body,
+              numSubpartitions,
+              (offset, sub, kind, raw, length) ->
+                  indexBlock(regionIndex, base + offset, sub, length));
+    } catch (IllegalArgumentException e) {
+      problem = e.getMessage();
+    }
+    if (problem != null) {
+      failure = "malformed region data: " + problem;
+      throw new IllegalArgumentException("malformed region data for " + key + ": " + problem);
     }
     int bytes = body.readableBytes();
     accepted += bytes;
     nextSequence++;
-    runOnFlusher(() -> writeData(body, bytes));
+    flusher.execute(() -> writeData(body, bytes));
+  }
+
+  /** Caller holds the lock. Records one block of the open region in its index. */
+  private void indexBlock(int regionIndex, long offset, int sub, int length) {
+    if (regionBroadcast) {
+      return;
+    }
+    if (sub < lastSubpartition) {
+      throw new IllegalArgumentException(
+          "blocks of region "
+              + regionIndex
+              + " go back from subpartition "
+              + lastSubpartition
+              + " to "
+              + sub);
+    }
+    lastSubpartition = sub;
+    if (subOffsets[sub] < 0) {
+      subOffsets[sub] = offset;
+    }
+    subLengths[sub] += MapBlockFormat.HEADER_SIZE + length;
   }
 
   /** Closes the open region and queues its index record. */
@@ -257,7 +261,7 @@ public final class MapPartitionFile {
     regionOpen = false;
     regionsFinished++;
     ByteBuffer record = MapPartitionIndex.record(offsets, lengths);
-    runOnFlusher(() -> writeIndex(record));
+    flusher.execute(() -> writeIndex(record));
   }
 
   private void checkWritable() {
@@ -301,7 +305,7 @@ public final class MapPartitionFile {
     }
     state = State.COMMITTING;
     long length = accepted;
-    runOnFlusher(
+    flusher.execute(
         () -> {
           try {
             result.complete(finishFiles(numRegions, length));
@@ -467,7 +471,7 @@ public final class MapPartitionFile {
       c.close();
     }
     CompletableFuture<Void> done = new CompletableFuture<>();
-    runOnFlusher(
+    flusher.execute(
         () -> {
           closeFiles();
           for (String suffix :
@@ -483,15 +487,6 @@ public final class MapPartitionFile {
           done.complete(null);
         });
     return done;
-  }
-
-  /** Runs on the flusher; inline when the flusher is shut down (server closing). */
-  private void runOnFlusher(Runnable task) {
-    try {
-      flusher.execute(task);
-    } catch (RejectedExecutionException e) {
-      task.run();
-    }
   }
 
   @Override

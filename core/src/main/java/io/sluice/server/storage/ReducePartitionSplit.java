@@ -18,8 +18,7 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,7 +57,7 @@ public final class ReducePartitionSplit {
   }
 
   private final SplitKey key;
-  private final ExecutorService flusher;
+  private final Executor flusher;
   private final DataDirectories dirs;
   private final MemoryBudget memory;
   private final ServerMetrics metrics;
@@ -190,7 +189,7 @@ public final class ReducePartitionSplit {
     long bytes = pendingBytes;
     pending = new ArrayList<>();
     pendingBytes = 0;
-    runOnFlusher(() -> write(buffers, bytes));
+    flusher.execute(() -> write(buffers, bytes));
   }
 
   /**
@@ -278,7 +277,7 @@ public final class ReducePartitionSplit {
       }
       movedOff = true;
     }
-    runOnFlusher(
+    flusher.execute(
         () -> {
           if (dir != failedDir || isDiscarded() || hasFailed()) {
             return;
@@ -378,7 +377,7 @@ public final class ReducePartitionSplit {
     pending = new ArrayList<>();
     pendingBytes = 0;
     CompletableFuture<CommittedSplitFile> future = commitFuture;
-    runOnFlusher(
+    flusher.execute(
         () -> {
           write(buffers, bytes);
           try {
@@ -450,7 +449,7 @@ public final class ReducePartitionSplit {
     }
     memory.release(bytes);
     CompletableFuture<Void> done = new CompletableFuture<>();
-    runOnFlusher(
+    flusher.execute(
         () -> {
           DataDirectory d = dir;
           closeQuietly();
@@ -482,15 +481,6 @@ public final class ReducePartitionSplit {
         LOG.warn("Closing the file of {} failed: {}", key, e.toString());
       }
       channel = null;
-    }
-  }
-
-  /** Runs on the flusher; inline when the flusher is shut down (server closing). */
-  private void runOnFlusher(Runnable task) {
-    try {
-      flusher.execute(task);
-    } catch (RejectedExecutionException e) {
-      task.run();
     }
   }
 }

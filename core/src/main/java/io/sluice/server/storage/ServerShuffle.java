@@ -1,6 +1,7 @@
 package io.sluice.server.storage;
 
 import io.sluice.common.Ids;
+import io.sluice.protocol.MapPartitionId;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -137,7 +138,7 @@ public final class ServerShuffle {
     if (file != null) {
       return file;
     }
-    MapPartitionKey key = new MapPartitionKey(appId, shuffleId, mapIndex, attempt);
+    MapPartitionId key = new MapPartitionId(appId, shuffleId, mapIndex, attempt);
     if (regionIndex != 0) {
       throw new IllegalArgumentException(
           "region "
@@ -175,7 +176,7 @@ public final class ServerShuffle {
 
   /** Restart: a map partition committed before the server stopped, whose files were found whole. */
   public void restoreMapPartition(CommittedMapPartition committed) {
-    MapPartitionKey key = committed.key();
+    MapPartitionId key = committed.key();
     if (!key.appId().equals(appId) || key.shuffleId() != shuffleId) {
       throw new IllegalArgumentException(key + " does not belong to " + this);
     }

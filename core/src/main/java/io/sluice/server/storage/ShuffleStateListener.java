@@ -1,5 +1,7 @@
 package io.sluice.server.storage;
 
+import io.sluice.protocol.MapPartitionId;
+
 /**
  * Told of every change to what the server holds that must survive a restart, so that a state store
  * can record it (see {@code io.sluice.server.state.ServerStateStore}).
@@ -28,7 +30,7 @@ public interface ShuffleStateListener {
   default void mapPartitionCommitted(CommittedMapPartition partition) {}
 
   /** A map partition and its files are being deleted. */
-  default void mapPartitionRemoved(MapPartitionKey key) {}
+  default void mapPartitionRemoved(MapPartitionId key) {}
 
   /** The shuffle's stage commit finished: it takes no new split any more. */
   default void shuffleCommitted(String appId, int shuffleId) {}

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.netty.buffer.Unpooled;
 import io.sluice.client.ClientContext;
 import io.sluice.protocol.MapBlockFormat;
+import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.StatusException;

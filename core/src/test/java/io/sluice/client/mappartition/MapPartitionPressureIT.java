@@ -2,6 +2,7 @@ package io.sluice.client.mappartition;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.proto.ServerAddress;
 import io.sluice.testutil.TestCluster;
 import java.io.ByteArrayOutputStream;

@@ -1,4 +1,4 @@
-package io.sluice.client.mappartition;
+package io.sluice.protocol;
 
 import io.sluice.common.Ids;
 import io.sluice.protocol.proto.MapPartitionRef;
@@ -50,8 +50,18 @@ public final class MapPartitionId implements Serializable {
     return attempt;
   }
 
-  /** The partition as the protocol names it. */
-  MapPartitionRef ref() {
+  /**
+   * The partition a request names.
+   *
+   * @throws IllegalArgumentException naming what is wrong with the reference
+   */
+  public static MapPartitionId of(MapPartitionRef ref) {
+    return new MapPartitionId(
+        ref.getAppId(), ref.getShuffleId(), ref.getMapIndex(), ref.getAttempt());
+  }
+
+  /** The partition as requests name it. */
+  public MapPartitionRef ref() {
     return MapPartitionRef.newBuilder()
         .setAppId(appId)
         .setShuffleId(shuffleId)

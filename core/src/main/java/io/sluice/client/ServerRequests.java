@@ -1,0 +1,58 @@
+package io.sluice.client;
+
+import io.sluice.network.Message;
+import io.sluice.protocol.MessageType;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.proto.Heartbeat;
+import io.sluice.protocol.proto.MapPartitionRef;
+import io.sluice.protocol.proto.RegisterShuffle;
+import io.sluice.protocol.proto.ReleaseMapPartition;
+import io.sluice.protocol.proto.UnregisterApplication;
+import java.util.function.LongFunction;
+
+/**
+ * The lifecycle requests every coordinator sends to servers (Spark's and Flink's alike), ready for
+ * {@link ClientContext#call} and {@link ClientContext#callAsync}.
+ */
+public final class ServerRequests {
+  private ServerRequests() {}
+
+  public static LongFunction<Message> registerShuffle(String appId, int shuffleId) {
+    return id ->
+        Messages.request(
+            MessageType.REGISTER_SHUFFLE,
+            RegisterShuffle.newBuilder()
+                .setRequestId(id)
+                .setAppId(appId)
+                .setShuffleId(shuffleId)
+                .build(),
+            id);
+  }
+
+  /** Keeps the application's files on the server; one that stops sending it expires. */
+  public static LongFunction<Message> heartbeat(String appId) {
+    return id ->
+        Messages.request(
+            MessageType.HEARTBEAT,
+            Heartbeat.newBuilder().setRequestId(id).setAppId(appId).build(),
+            id);
+  }
+
+  /** Deletes every file of the application on the server. */
+  public static LongFunction<Message> unregisterApplication(String appId) {
+    return id ->
+        Messages.request(
+            MessageType.UNREGISTER_APPLICATION,
+            UnregisterApplication.newBuilder().setRequestId(id).setAppId(appId).build(),
+            id);
+  }
+
+  /** Deletes one map partition, committed or not. */
+  public static LongFunction<Message> releaseMapPartition(MapPartitionRef partition) {
+    return id ->
+        Messages.request(
+            MessageType.RELEASE_MAP_PARTITION,
+            ReleaseMapPartition.newBuilder().setRequestId(id).setPartition(partition).build(),
+            id);
+  }
+}
