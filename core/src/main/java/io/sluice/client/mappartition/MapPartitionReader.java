@@ -198,6 +198,7 @@ public final class MapPartitionReader implements Closeable {
         m.release();
         endSeen = true;
       } else {
+        // the response's body now belongs to the queue; poll() or close() releases it
         queue.add(new Received(m.body(), b.getSubpartition()));
         backlog = b.getBacklog();
       }
