@@ -17,7 +17,13 @@ import java.util.function.LongFunction;
 public final class ServerRequests {
   private ServerRequests() {}
 
-  public static LongFunction<Message> registerShuffle(String appId, int shuffleId) {
+  /**
+   * Registers a shuffle with its shape: the server refuses every later request of the shuffle that
+   * names a map index at or above {@code numMaps} or a partition (subpartition, for map partitions)
+   * at or above {@code numPartitions}.
+   */
+  public static LongFunction<Message> registerShuffle(
+      String appId, int shuffleId, int numMaps, int numPartitions) {
     return id ->
         Messages.request(
             MessageType.REGISTER_SHUFFLE,
@@ -25,6 +31,8 @@ public final class ServerRequests {
                 .setRequestId(id)
                 .setAppId(appId)
                 .setShuffleId(shuffleId)
+                .setNumMaps(numMaps)
+                .setNumPartitions(numPartitions)
                 .build(),
             id);
   }

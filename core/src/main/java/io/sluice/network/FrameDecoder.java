@@ -3,32 +3,97 @@ package io.sluice.network;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.TooLongFrameException;
 import java.util.List;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Splits the byte stream into {@link Message}s (layout in {@link Message}).
  *
- * <p>Cumulation is composite, so a frame's body is a retained slice of the buffers the socket read
- * into: the bytes are never copied on their way to a file. A length below the minimum or above the
- * configured maximum, a header length that does not fit, an unknown type or a header that does not
- * parse throws {@link CorruptedFrameException} / {@link TooLongFrameException}; the pipeline closes
- * the connection and logs why.
+ * <p><b>What a connection can make the receiver hold.</b> Every check below runs on the 9-byte
+ * prefix of a frame, before its header or body is read:
+ *
+ * <ul>
+ *   <li>A frame longer than {@code sluice.network.maxFrameSize}, or, when the frame type carries no
+ *       bulk data ({@link MessageSchema#carriesData}), longer than {@code maxControlFrameSize}, is
+ *       refused: the connection closes.
+ *   <li>With an {@link InboundMemory} (servers), the body of a data frame is reserved there before
+ *       it is read. When it does not fit, the decoder stops reading the connection ({@link
+ *       ReadGate#RESERVATION}) and tries again every {@link #RESERVATION_RETRY_MILLIS} ms, so the
+ *       socket, not the heap, holds the rest. A frame that had already arrived whole is passed on
+ *       unreserved ({@link Message#reservedBytes()} 0) for the receiver to refuse (CONGESTED).
+ * </ul>
+ *
+ * So a connection's decoder holds at most one socket read (Netty reads at most 64 KiB at a time)
+ * plus one control frame beyond what the memory budget counts.
+ *
+ * <p><b>Bodies.</b> A data frame's body is copied, as it arrives, into a buffer of exactly its size
+ * that carries its reservation, so what the server holds for it is what the budget counts: neither
+ * a tiny push nor a slowly sent large one pins socket read buffers (Netty reads into 64 KiB buffers
+ * and, on a slow connection, fills them a few KiB at a time; slices of them kept bodies at two to
+ * four times their size). The copy costs one memory pass per pushed byte. On clients, response
+ * bodies of {@link #COPY_BODIES_BELOW} bytes or more stay retained slices of the socket's buffers.
+ *
+ * <p>A length below the minimum or above a maximum, a header length that does not fit, an unknown
+ * type or a header that does not parse throws {@link CorruptedFrameException} / {@link
+ * TooLongFrameException}; the pipeline closes the connection and logs why.
  */
 public final class FrameDecoder extends ByteToMessageDecoder {
   /** type:int8 + headerLength:int32. */
   static final int MIN_FRAME_LENGTH = 5;
 
+  /** frameLength:int32 + type:int8 + headerLength:int32: what the checks need to see. */
+  static final int PREFIX_LENGTH = 4 + MIN_FRAME_LENGTH;
+
+  /** Bodies below this many bytes are copied out of the read buffers (see the class comment). */
+  public static final int COPY_BODIES_BELOW = 256 * 1024;
+
+  /** How often a data frame waiting for room in the inbound memory tries again. */
+  static final long RESERVATION_RETRY_MILLIS = 10;
+
   private final MessageSchema schema;
   private final int maxFrameSize;
+  private final int maxControlFrameSize;
+  private final InboundMemory memory;
   private boolean corrupt;
 
+  /** Bytes reserved for the body of the frame at the head of the cumulation; 0 when none. */
+  private long reservedForNext;
+
+  private ScheduledFuture<?> reservationRetry;
+
+  /** A reserved data frame whose body is being received into {@link #filling}; else null. */
+  private Message pending;
+
+  /** The exactly sized, reserved buffer the pending frame's body is copied into as it arrives. */
+  private ByteBuf filling;
+
+  /** A client's decoder: no inbound memory, every frame up to {@code maxFrameSize}. */
   public FrameDecoder(MessageSchema schema, int maxFrameSize) {
+    this(schema, maxFrameSize, maxFrameSize, null);
+  }
+
+  /**
+   * A server's decoder.
+   *
+   * @param maxControlFrameSize the longest frame of a type without bulk data
+   * @param memory where data frames reserve their bodies before they are read; null for none
+   */
+  public FrameDecoder(
+      MessageSchema schema, int maxFrameSize, int maxControlFrameSize, InboundMemory memory) {
+    if (maxControlFrameSize > maxFrameSize || maxControlFrameSize < PREFIX_LENGTH) {
+      throw new IllegalArgumentException(
+          "control frame limit " + maxControlFrameSize + " must be in [9, " + maxFrameSize + "]");
+    }
     this.schema = schema;
     this.maxFrameSize = maxFrameSize;
+    this.maxControlFrameSize = maxControlFrameSize;
+    this.memory = memory;
     setCumulator(COMPOSITE_CUMULATOR);
   }
 
@@ -40,17 +105,33 @@ public final class FrameDecoder extends ByteToMessageDecoder {
       return;
     }
     try {
-      decodeFrames(in, out);
+      decodeFrames(ctx, in, out);
     } catch (CorruptedFrameException | TooLongFrameException e) {
       corrupt = true;
+      releaseReservation();
       in.skipBytes(in.readableBytes());
       throw e;
     }
   }
 
-  private void decodeFrames(ByteBuf in, List<Object> out) {
-    while (in.readableBytes() >= 4) {
-      int frameLength = in.getInt(in.readerIndex());
+  private void decodeFrames(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+    while (true) {
+      if (filling != null) {
+        int n = Math.min(filling.writableBytes(), in.readableBytes());
+        in.readBytes(filling, n);
+        if (filling.isWritable()) {
+          return;
+        }
+        out.add(pending);
+        pending = null;
+        filling = null;
+        ReadGate.receiving(ctx.channel(), false);
+      }
+      if (in.readableBytes() < 4) {
+        return;
+      }
+      int start = in.readerIndex();
+      int frameLength = in.getInt(start);
       if (frameLength < MIN_FRAME_LENGTH) {
         throw new CorruptedFrameException(
             "frame length " + frameLength + " is below the minimum of " + MIN_FRAME_LENGTH);
@@ -63,33 +144,160 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 + maxFrameSize
                 + " bytes)");
       }
-      if (in.readableBytes() < 4 + frameLength) {
+      if (in.readableBytes() < PREFIX_LENGTH) {
         return;
       }
-      in.skipBytes(4);
-      byte type = in.readByte();
-      int headerLength = in.readInt();
+      byte type = in.getByte(start + 4);
+      int headerLength = in.getInt(start + 5);
       int bodyLength = frameLength - MIN_FRAME_LENGTH - headerLength;
-      if (headerLength < 0 || bodyLength < 0) {
+      if (headerLength < 0 || bodyLength < 0 || headerLength > maxControlFrameSize) {
         throw new CorruptedFrameException(
-            "header length " + headerLength + " does not fit in a frame of " + frameLength);
+            "header length "
+                + headerLength
+                + " does not fit in a frame of "
+                + frameLength
+                + " or exceeds "
+                + maxControlFrameSize
+                + " bytes");
+      }
+      boolean data = schema.carriesData(type);
+      if (!data && frameLength > maxControlFrameSize) {
+        throw new TooLongFrameException(
+            "a "
+                + schema.typeName(type)
+                + " frame of "
+                + frameLength
+                + " bytes exceeds the "
+                + maxControlFrameSize
+                + " bytes allowed for frames without bulk data");
+      }
+      boolean whole = in.readableBytes() >= 4 + frameLength;
+      if (data && memory != null && bodyLength > 0 && reservedForNext == 0) {
+        if (bodyLength > memory.max()) {
+          throw new TooLongFrameException(
+              "a "
+                  + schema.typeName(type)
+                  + " body of "
+                  + bodyLength
+                  + " bytes can never fit in the server's memory of "
+                  + memory.max()
+                  + " bytes (sluice.memory.max)");
+        }
+        if (memory.tryReserve(bodyLength)) {
+          reserved(ctx, bodyLength, whole);
+        } else if (!whole) {
+          waitForMemory(ctx, bodyLength);
+          return;
+        }
+      }
+      boolean filled = data && reservedForNext > 0;
+      if (!whole && !(filled && in.readableBytes() >= PREFIX_LENGTH + headerLength)) {
+        return;
       }
       MessageLite header;
       try {
-        header = schema.parseHeader(type, in.nioBuffer(in.readerIndex(), headerLength));
+        header = schema.parseHeader(type, in.nioBuffer(start + PREFIX_LENGTH, headerLength));
       } catch (IllegalArgumentException e) {
         throw new CorruptedFrameException(e.getMessage());
       } catch (InvalidProtocolBufferException e) {
         throw new CorruptedFrameException(
             "header of " + schema.typeName(type) + " does not parse: " + e.getMessage());
       }
-      in.skipBytes(headerLength);
+      in.skipBytes(PREFIX_LENGTH + headerLength);
       long requestId = schema.requestId(type, header);
       if (bodyLength == 0) {
         out.add(Message.of(type, header, requestId));
+        continue;
+      }
+      if (filled) {
+        // received into a buffer of its own size, whose reservation travels with the message
+        filling = ctx.alloc().directBuffer(bodyLength, bodyLength);
+        pending =
+            Message.withReservedBody(type, header, requestId, filling, memory, reservedForNext);
+        reservedForNext = 0;
+        continue;
+      }
+      ByteBuf body;
+      if (bodyLength < COPY_BODIES_BELOW || data) {
+        body = ctx.alloc().directBuffer(bodyLength, bodyLength);
+        in.readBytes(body, bodyLength);
       } else {
-        out.add(Message.withBody(type, header, requestId, in.readRetainedSlice(bodyLength)));
+        body = in.readRetainedSlice(bodyLength);
+      }
+      if (memory != null && data) {
+        // arrived whole while the budget was full: the receiver refuses it (CONGESTED)
+        out.add(Message.withReservedBody(type, header, requestId, body, memory, 0));
+      } else {
+        out.add(Message.withBody(type, header, requestId, body));
       }
     }
+  }
+
+  /**
+   * Stops reading the connection until {@code bodyLength} bytes are reserved, trying every few
+   * milliseconds on the connection's event loop (each failed try asks the server to flush).
+   */
+  private void waitForMemory(ChannelHandlerContext ctx, long bodyLength) {
+    if (reservationRetry != null) {
+      return;
+    }
+    ReadGate.pause(ctx.channel(), ReadGate.RESERVATION);
+    reservationRetry =
+        ctx.executor()
+            .scheduleWithFixedDelay(
+                () -> {
+                  if (!ctx.channel().isActive()) {
+                    cancelRetry();
+                    return;
+                  }
+                  if (reservedForNext == 0 && memory.tryReserve(bodyLength)) {
+                    reserved(ctx, bodyLength, false);
+                    // decode what the cumulation already holds; the rest arrives as reads resume
+                    ctx.pipeline().fireChannelRead(Unpooled.EMPTY_BUFFER);
+                  }
+                },
+                RESERVATION_RETRY_MILLIS,
+                RESERVATION_RETRY_MILLIS,
+                TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * The body of the frame at the head of the cumulation is reserved (by a decode or by the retry):
+   * stop waiting, and read on until the frame is whole whatever else pauses the connection.
+   */
+  private void reserved(ChannelHandlerContext ctx, long bytes, boolean whole) {
+    reservedForNext = bytes;
+    if (reservationRetry != null) {
+      cancelRetry();
+      ReadGate.resume(ctx.channel(), ReadGate.RESERVATION);
+    }
+    if (!whole) {
+      ReadGate.receiving(ctx.channel(), true);
+    }
+  }
+
+  private void cancelRetry() {
+    if (reservationRetry != null) {
+      reservationRetry.cancel(false);
+      reservationRetry = null;
+    }
+  }
+
+  private void releaseReservation() {
+    cancelRetry();
+    if (reservedForNext > 0) {
+      memory.release(reservedForNext);
+      reservedForNext = 0;
+    }
+    if (pending != null) {
+      pending.release(); // the half-received body and its reservation
+      pending = null;
+      filling = null;
+    }
+  }
+
+  @Override
+  protected void handlerRemoved0(ChannelHandlerContext ctx) {
+    releaseReservation();
   }
 }

@@ -14,20 +14,42 @@ import java.util.Objects;
  * frameLength - 5 - headerLength}.
  *
  * <p>Body ownership: a message owns its body ({@link ByteBuf} or, outbound only, {@link
- * FileRegion}). Whoever holds the message last calls {@link #release()}; writing a message to a
- * channel hands the body to Netty, which releases it after the write.
+ * FileRegion}) and, for a data frame a server received, the body's reservation in the server's
+ * {@link InboundMemory}. Whoever holds the message last calls {@link #release()}, which gives back
+ * both; {@link #handOver()} passes both to a new owner instead (release is then a no-op). Writing a
+ * message to a channel hands the body to Netty, which releases it after the write. Not thread safe:
+ * one thread owns a message at a time.
  */
 public final class Message {
   private final byte type;
   private final MessageLite header;
   private final long requestId;
-  private final Object body;
+  private Object body;
+  private InboundMemory memory;
+  private long reserved;
 
   private Message(byte type, MessageLite header, long requestId, Object body) {
     this.type = type;
     this.header = Objects.requireNonNull(header, "header");
     this.requestId = requestId;
     this.body = body;
+  }
+
+  /**
+   * Takes ownership of {@code body} and of {@code reserved} bytes reserved for it in {@code memory}
+   * (0 when the frame arrived whole while the memory was full: the receiver refuses it).
+   */
+  static Message withReservedBody(
+      byte type,
+      MessageLite header,
+      long requestId,
+      ByteBuf body,
+      InboundMemory memory,
+      long reserved) {
+    Message m = withBody(type, header, requestId, body);
+    m.memory = memory;
+    m.reserved = reserved;
+    return m;
   }
 
   public static Message of(byte type, MessageLite header, long requestId) {
@@ -87,10 +109,36 @@ public final class Message {
     return 0;
   }
 
-  /** Releases the body, if any. Safe to call on a message without a body. */
+  /**
+   * Bytes of the server's inbound memory reserved for this message's body: its length when the
+   * receiving decoder reserved it, 0 when it did not (no budget, or no room: refuse the body).
+   */
+  public long reservedBytes() {
+    return reserved;
+  }
+
+  /**
+   * The body and its reservation now belong to whoever took them ({@link #body()} before this
+   * call): {@link #release()} no longer releases them.
+   */
+  public void handOver() {
+    body = null;
+    reserved = 0;
+  }
+
+  /**
+   * Releases the body and its reservation, if any. Idempotent; safe on a message without a body.
+   */
   public void release() {
-    if (body != null) {
-      ReferenceCountUtil.release(body);
+    Object b = body;
+    long r = reserved;
+    body = null;
+    reserved = 0;
+    if (b != null) {
+      ReferenceCountUtil.release(b);
+    }
+    if (r > 0) {
+      memory.release(r);
     }
   }
 

@@ -24,6 +24,13 @@ public interface MessageSchema {
   /** True when frames of this type answer a request (and complete a pending request). */
   boolean isResponse(byte type);
 
+  /**
+   * True when frames of this type carry bulk data (pushed batches, region data): their bodies may
+   * be as large as {@code sluice.network.maxFrameSize} and a server reserves them in its {@link
+   * InboundMemory} before reading them. Every other frame is a control frame and must be small.
+   */
+  boolean carriesData(byte type);
+
   /** A readable name for logs and errors. */
   String typeName(byte type);
 }

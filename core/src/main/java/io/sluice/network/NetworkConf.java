@@ -35,15 +35,38 @@ public final class NetworkConf {
           "5min",
           "A client connection with no traffic and no pending request for this long is closed.");
 
+  public static final ConfigKey<Long> MAX_CONTROL_FRAME_SIZE =
+      ConfigKey.bytes(
+          "sluice.network.maxControlFrameSize",
+          "64k",
+          "Largest frame without bulk data (every request but pushes) a server accepts; a larger"
+              + " one closes the connection. Bounds what a connection can make the server buffer.");
+  public static final ConfigKey<Integer> SERVER_MAX_CONNECTIONS =
+      ConfigKey.integer(
+          "sluice.network.server.maxConnections",
+          4096,
+          "Connections a server keeps open at once; more are closed as they arrive. Each active"
+              + " connection may hold one 64 KiB socket read plus one control frame outside"
+              + " sluice.memory.max.");
+  public static final ConfigKey<Long> SERVER_IDLE_TIMEOUT =
+      ConfigKey.millis(
+          "sluice.network.server.idleTimeout",
+          "10min",
+          "A server closes a connection that sent and received nothing for this long (longer than"
+              + " sluice.network.idleTimeout, after which clients close theirs).");
+
   public static final List<ConfigKey<?>> KEYS =
       List.of(
           IO_THREADS,
           CONNECT_TIMEOUT,
           REQUEST_TIMEOUT,
           MAX_FRAME_SIZE,
+          MAX_CONTROL_FRAME_SIZE,
           CONNECTIONS_PER_SERVER,
           EPOLL,
-          IDLE_TIMEOUT);
+          IDLE_TIMEOUT,
+          SERVER_MAX_CONNECTIONS,
+          SERVER_IDLE_TIMEOUT);
 
   private final int ioThreads;
   private final long connectTimeoutMillis;
@@ -52,6 +75,9 @@ public final class NetworkConf {
   private final int connectionsPerServer;
   private final boolean epoll;
   private final long idleTimeoutMillis;
+  private final int maxControlFrameSize;
+  private final int serverMaxConnections;
+  private final long serverIdleTimeoutMillis;
 
   public NetworkConf(SluiceConf conf) {
     int threads = conf.get(IO_THREADS);
@@ -71,6 +97,29 @@ public final class NetworkConf {
     }
     this.epoll = conf.get(EPOLL);
     this.idleTimeoutMillis = conf.get(IDLE_TIMEOUT);
+    long control = conf.get(MAX_CONTROL_FRAME_SIZE);
+    if (control < 1024 || control > frame) {
+      throw new IllegalArgumentException(
+          MAX_CONTROL_FRAME_SIZE
+              + " must be between 1k and "
+              + MAX_FRAME_SIZE
+              + " ("
+              + frame
+              + " bytes), got "
+              + control
+              + " bytes");
+    }
+    this.maxControlFrameSize = (int) control;
+    this.serverMaxConnections = conf.get(SERVER_MAX_CONNECTIONS);
+    if (serverMaxConnections < 1) {
+      throw new IllegalArgumentException(
+          SERVER_MAX_CONNECTIONS + " must be at least 1, got " + serverMaxConnections);
+    }
+    this.serverIdleTimeoutMillis = conf.get(SERVER_IDLE_TIMEOUT);
+    if (serverIdleTimeoutMillis < 1000) {
+      throw new IllegalArgumentException(
+          SERVER_IDLE_TIMEOUT + " must be at least 1s, got " + serverIdleTimeoutMillis + " ms");
+    }
   }
 
   public int ioThreads() {
@@ -100,5 +149,18 @@ public final class NetworkConf {
 
   public long idleTimeoutMillis() {
     return idleTimeoutMillis;
+  }
+
+  /** Bytes; a server closes a connection that sends a longer frame without bulk data. */
+  public int maxControlFrameSize() {
+    return maxControlFrameSize;
+  }
+
+  public int serverMaxConnections() {
+    return serverMaxConnections;
+  }
+
+  public long serverIdleTimeoutMillis() {
+    return serverIdleTimeoutMillis;
   }
 }

@@ -12,6 +12,8 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.DecoderException;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.Closeable;
 import java.net.InetSocketAddress;
@@ -23,6 +25,13 @@ import org.slf4j.LoggerFactory;
 /**
  * Accepts connections and hands every decoded request to a {@link RequestHandler}. A frame that
  * does not decode closes that connection only, with a logged reason.
+ *
+ * <p>Bounds (see {@link NetworkConf}): at most {@code sluice.network.server.maxConnections} open
+ * connections (more are closed as they arrive); a connection idle for {@code
+ * sluice.network.server.idleTimeout} is closed; frames without bulk data are at most {@code
+ * maxControlFrameSize}; data frames reserve their bodies in the {@link InboundMemory} before they
+ * are read ({@link FrameDecoder}); a peer that does not read its responses is not read either
+ * ({@link ReadGate#WRITABILITY}), so its answers cannot pile up.
  */
 public final class TransportServer implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(TransportServer.class);
@@ -32,6 +41,11 @@ public final class TransportServer implements Closeable {
   private final EventLoopGroup workerGroup;
   private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private final Channel serverChannel;
+
+  /** The server's own pool, so what it holds is measured apart from clients in the same JVM. */
+  private final PooledByteBufAllocator allocator = new PooledByteBufAllocator(true);
+
+  private volatile long lastRefusalLogNanos = System.nanoTime() - TimeUnit.MINUTES.toNanos(1);
 
   /**
    * Binds {@code host:port} (port 0 picks a free port; host null or empty binds all interfaces).
@@ -44,6 +58,25 @@ public final class TransportServer implements Closeable {
       String host,
       int port)
       throws InterruptedException {
+    this(name, conf, schema, handler, host, port, conf.maxFrameSize(), null);
+  }
+
+  /**
+   * Binds {@code host:port} (port 0 picks a free port; host null or empty binds all interfaces).
+   *
+   * @param maxControlFrameSize the longest frame of a type without bulk data
+   * @param memory where data frames reserve their bodies before they are read; null for none
+   */
+  public TransportServer(
+      String name,
+      NetworkConf conf,
+      MessageSchema schema,
+      RequestHandler handler,
+      String host,
+      int port,
+      int maxControlFrameSize,
+      InboundMemory memory)
+      throws InterruptedException {
     this.name = name;
     this.bossGroup = Transports.newEventLoopGroup(conf, 1, name + "-accept");
     this.workerGroup = Transports.newEventLoopGroup(conf, conf.ioThreads(), name + "-io");
@@ -53,17 +86,29 @@ public final class TransportServer implements Closeable {
             .channel(Transports.serverChannelClass(conf))
             .option(ChannelOption.SO_BACKLOG, 1024)
             .option(ChannelOption.SO_REUSEADDR, true)
-            .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+            .childOption(ChannelOption.ALLOCATOR, allocator)
             .childOption(ChannelOption.TCP_NODELAY, true)
             .childOption(ChannelOption.SO_KEEPALIVE, true)
             .childHandler(
                 new ChannelInitializer<SocketChannel>() {
                   @Override
                   protected void initChannel(SocketChannel ch) {
+                    if (channels.size() >= conf.serverMaxConnections()) {
+                      refuseConnection(ch, conf.serverMaxConnections());
+                      return;
+                    }
                     channels.add(ch);
                     ch.pipeline()
+                        .addLast(
+                            "idle",
+                            new IdleStateHandler(
+                                0, 0, conf.serverIdleTimeoutMillis(), TimeUnit.MILLISECONDS))
+                        .addLast("gate", ReadGate.GUARD)
                         .addLast("encoder", FrameEncoder.INSTANCE)
-                        .addLast("decoder", new FrameDecoder(schema, conf.maxFrameSize()))
+                        .addLast(
+                            "decoder",
+                            new FrameDecoder(
+                                schema, conf.maxFrameSize(), maxControlFrameSize, memory))
                         .addLast("handler", new ServerChannelHandler(handler, schema));
                   }
                 });
@@ -84,6 +129,35 @@ public final class TransportServer implements Closeable {
         Transports.useEpoll(conf) ? "epoll" : "nio");
   }
 
+  private void refuseConnection(SocketChannel ch, int max) {
+    long now = System.nanoTime();
+    if (now - lastRefusalLogNanos > TimeUnit.SECONDS.toNanos(10)) {
+      lastRefusalLogNanos = now;
+      LOG.warn(
+          "{}: refusing connection from {}: {} connections are open"
+              + " (sluice.network.server.maxConnections)",
+          name,
+          ch.remoteAddress(),
+          max);
+    }
+    ch.close();
+  }
+
+  /** Direct memory taken by the server's buffers in use (bodies, reads, answers in flight). */
+  public long pinnedDirectMemory() {
+    return allocator.pinnedDirectMemory();
+  }
+
+  /** Direct memory the server's pool took from the JVM, in use or cached. */
+  public long usedDirectMemory() {
+    return allocator.metric().usedDirectMemory();
+  }
+
+  /** Open connections. */
+  public int connectionCount() {
+    return channels.size();
+  }
+
   public int port() {
     return ((InetSocketAddress) serverChannel.localAddress()).getPort();
   }
@@ -94,8 +168,12 @@ public final class TransportServer implements Closeable {
    */
   public void setReading(Predicate<Channel> which, boolean reading) {
     for (Channel ch : channels) {
-      if (which.test(ch) && ch.config().isAutoRead() != reading) {
-        ch.config().setAutoRead(reading);
+      if (which.test(ch) && ReadGate.isPaused(ch, ReadGate.MEMORY) == reading) {
+        if (reading) {
+          ReadGate.resume(ch, ReadGate.MEMORY);
+        } else {
+          ReadGate.pause(ch, ReadGate.MEMORY);
+        }
       }
     }
   }
@@ -138,6 +216,29 @@ public final class TransportServer implements Closeable {
         return;
       }
       handler.handle(ctx.channel(), request);
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+      if (ctx.channel().isWritable()) {
+        ReadGate.resume(ctx.channel(), ReadGate.WRITABILITY);
+      } else {
+        ReadGate.pause(ctx.channel(), ReadGate.WRITABILITY);
+      }
+      ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
+      if (event instanceof IdleStateEvent) {
+        LOG.debug(
+            "{}: closing connection from {}: idle for sluice.network.server.idleTimeout",
+            name,
+            ctx.channel().remoteAddress());
+        ctx.close();
+        return;
+      }
+      ctx.fireUserEventTriggered(event);
     }
 
     @Override

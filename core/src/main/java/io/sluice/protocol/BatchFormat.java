@@ -12,6 +12,9 @@ import io.netty.buffer.ByteBuf;
 public final class BatchFormat {
   public static final int HEADER_SIZE = 16;
 
+  /** Where the payload length sits in the header. */
+  public static final int LENGTH_OFFSET = 12;
+
   private BatchFormat() {}
 
   /** Receives the headers of a body being checked. */
@@ -30,6 +33,14 @@ public final class BatchFormat {
    * @return null when the body is a well-formed sequence of batches, else what is wrong with it
    */
   public static String check(ByteBuf body, HeaderVisitor visitor) {
+    return check(body, visitor, Integer.MAX_VALUE);
+  }
+
+  /**
+   * Like {@link #check(ByteBuf, HeaderVisitor)}, and every map index must be below {@code numMaps},
+   * the count its shuffle registered.
+   */
+  public static String check(ByteBuf body, HeaderVisitor visitor, int numMaps) {
     int pos = body.readerIndex();
     int end = body.writerIndex();
     if (pos == end) {
@@ -58,6 +69,15 @@ public final class BatchFormat {
             + ", "
             + batchId
             + ")";
+      }
+      if (mapIndex >= numMaps) {
+        return "batch "
+            + index
+            + " names map index "
+            + mapIndex
+            + " but the shuffle registered "
+            + numMaps
+            + " maps";
       }
       if (length < 0 || length > end - pos - HEADER_SIZE) {
         return "batch "

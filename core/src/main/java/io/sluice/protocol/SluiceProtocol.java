@@ -28,6 +28,11 @@ public final class SluiceProtocol implements MessageSchema {
   }
 
   @Override
+  public boolean carriesData(byte type) {
+    return type == MessageType.PUSH_DATA.id() || type == MessageType.REGION_DATA.id();
+  }
+
+  @Override
   public String typeName(byte type) {
     try {
       return MessageType.of(type).name();

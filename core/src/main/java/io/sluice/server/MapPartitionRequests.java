@@ -6,6 +6,7 @@ import io.sluice.common.Ids;
 import io.sluice.network.Message;
 import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.Messages;
+import io.sluice.protocol.RequestLimits;
 import io.sluice.protocol.proto.CommitMapPartition;
 import io.sluice.protocol.proto.MapPartitionCommitted;
 import io.sluice.protocol.proto.MapPartitionRef;
@@ -75,8 +76,21 @@ final class MapPartitionRequests {
     return shuffle;
   }
 
+  /** Checks the map index and attempt of {@code ref} against the shuffle's shape. */
+  private static void checkRef(ServerShuffle shuffle, MapPartitionRef ref) {
+    String problem = shuffle.shape().checkMap(ref.getMapIndex());
+    if (problem == null && ref.getAttempt() < 0) {
+      problem = "attempt " + ref.getAttempt() + " is negative";
+    }
+    if (problem != null) {
+      throw new IllegalArgumentException(problem + " in " + MapPartitionId.of(ref));
+    }
+  }
+
   private MapPartitionFile existing(MapPartitionRef ref) {
-    MapPartitionFile file = shuffle(ref).mapPartition(ref.getMapIndex(), ref.getAttempt());
+    ServerShuffle shuffle = shuffle(ref);
+    checkRef(shuffle, ref);
+    MapPartitionFile file = shuffle.mapPartition(ref.getMapIndex(), ref.getAttempt());
     if (file == null) {
       throw new StatusError(
           Status.NOT_FOUND,
@@ -96,12 +110,33 @@ final class MapPartitionRequests {
 
   Message regionStart(RegionStart h) {
     MapPartitionRef ref = h.getPartition();
+    ServerShuffle shuffle = shuffle(ref);
+    checkRef(shuffle, ref);
+    int subpartitions = h.getNumSubpartitions();
+    int most = Math.min(shuffle.shape().numPartitions(), RequestLimits.MAX_SUBPARTITIONS);
+    if (subpartitions < 1 || subpartitions > most) {
+      throw new IllegalArgumentException(
+          "num_subpartitions "
+              + subpartitions
+              + " of "
+              + MapPartitionId.of(ref)
+              + " is outside [1, "
+              + most
+              + "] (the shuffle's num_partitions, at most RequestLimits.MAX_SUBPARTITIONS)");
+    }
+    if (h.getRegionIndex() < 0 || h.getRegionIndex() >= RequestLimits.MAX_REGIONS) {
+      throw new IllegalArgumentException(
+          RequestLimits.checkIndex(
+              "region_index",
+              h.getRegionIndex(),
+              RequestLimits.MAX_REGIONS,
+              "RequestLimits.MAX_REGIONS"));
+    }
     MapPartitionFile file;
     try {
       file =
-          shuffle(ref)
-              .mapPartitionForRegion(
-                  ref.getMapIndex(), ref.getAttempt(), h.getNumSubpartitions(), h.getRegionIndex());
+          shuffle.mapPartitionForRegion(
+              ref.getMapIndex(), ref.getAttempt(), h.getNumSubpartitions(), h.getRegionIndex());
     } catch (StorageUnavailableException e) {
       return Messages.error(h.getRequestId(), Status.HARD_SPLIT, e.getMessage());
     }
@@ -109,47 +144,42 @@ final class MapPartitionRequests {
     return credit(h.getRequestId());
   }
 
-  /** Takes ownership of {@code body}. */
-  Message regionData(Channel channel, RegionData h, ByteBuf body) {
+  /**
+   * Appends the body of {@code request}, reserved in the memory budget by the decoder; the
+   * partition takes the body and its reservation ({@link Message#handOver()}) when it keeps them,
+   * else they stay with the request.
+   */
+  Message regionData(Channel channel, RegionData h, Message request) {
+    ByteBuf body = request.body();
     int bytes = body.readableBytes();
-    boolean reserved = false;
-    try {
-      MapPartitionFile file = existing(h.getPartition());
-      if (!file.isNextFrame(h.getSequence())) {
-        body.release();
-        return Messages.error(
-            h.getRequestId(),
-            Status.CONGESTED,
-            "an earlier frame of " + file.key() + " was refused; send again from there");
-      }
-      if (!memory.tryReserve(bytes)) {
-        body.release();
-        metrics.pushesCongested().mark();
-        return Messages.error(
-            h.getRequestId(),
-            Status.CONGESTED,
-            "server memory is "
-                + memory.state()
-                + " ("
-                + memory.held()
-                + " of "
-                + memory.max()
-                + " bytes held, sluice.memory.max); retry region data of "
-                + file.key()
-                + " later");
-      }
-      reserved = true;
-      file.append(h.getRegionIndex(), h.getSequence(), body);
-      metrics.bytesPushed().mark(bytes);
-      flowControl.pushedOn(channel);
-      return credit(h.getRequestId());
-    } catch (RuntimeException e) {
-      if (reserved) {
-        memory.release(bytes);
-      }
-      body.release();
-      throw e;
+    MapPartitionFile file = existing(h.getPartition());
+    if (!file.isNextFrame(h.getSequence())) {
+      return Messages.error(
+          h.getRequestId(),
+          Status.CONGESTED,
+          "an earlier frame of " + file.key() + " was refused; send again from there");
     }
+    if (request.reservedBytes() != bytes) {
+      // the frame arrived whole while the budget was full: the decoder could not reserve it
+      metrics.pushesCongested().mark();
+      return Messages.error(
+          h.getRequestId(),
+          Status.CONGESTED,
+          "server memory is "
+              + memory.state()
+              + " ("
+              + memory.held()
+              + " of "
+              + memory.max()
+              + " bytes held, sluice.memory.max); retry region data of "
+              + file.key()
+              + " later");
+    }
+    file.append(h.getRegionIndex(), h.getSequence(), body);
+    request.handOver();
+    metrics.bytesPushed().mark(bytes);
+    flowControl.pushedOn(channel);
+    return credit(h.getRequestId());
   }
 
   Message regionFinish(RegionFinish h) {

@@ -2,13 +2,16 @@ package io.sluice.server;
 
 import io.netty.buffer.ByteBuf;
 import io.sluice.common.Ids;
+import io.sluice.network.Message;
 import io.sluice.protocol.BatchFormat;
+import io.sluice.protocol.RequestLimits;
 import io.sluice.protocol.proto.PushData;
 import io.sluice.protocol.proto.Status;
 import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.storage.ReducePartitionSplit;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
+import io.sluice.server.storage.ShuffleShape;
 import io.sluice.server.storage.StorageUnavailableException;
 
 /**
@@ -46,18 +49,21 @@ final class PushIntake {
   }
 
   /**
-   * Takes {@code body} (ownership passes to this method): when the outcome is taken, the split owns
-   * the body and its memory reservation; otherwise the body is released here.
+   * Takes the body of {@code request}, a push whose body the decoder reserved in the memory budget
+   * ({@link Message#reservedBytes()}). When the outcome is taken, the split owns the body and its
+   * reservation ({@link Message#handOver()}); otherwise both stay with the request, whose owner
+   * releases them.
    */
-  Outcome accept(PushData h, ByteBuf body) {
-    Outcome outcome = tryAccept(h, body);
-    if (!outcome.taken()) {
-      body.release();
+  Outcome accept(PushData h, Message request) {
+    ByteBuf body = request.body();
+    Outcome outcome = tryAccept(h, body, request.reservedBytes());
+    if (outcome.taken()) {
+      request.handOver();
     }
     return outcome;
   }
 
-  private Outcome tryAccept(PushData h, ByteBuf body) {
+  private Outcome tryAccept(PushData h, ByteBuf body, long reserved) {
     String split = Ids.split(h.getAppId(), h.getShuffleId(), h.getPartitionId(), h.getEpoch());
     ServerShuffle shuffle = registry.get(h.getAppId(), h.getShuffleId());
     if (shuffle == null) {
@@ -65,30 +71,22 @@ final class PushIntake {
           Status.SHUFFLE_NOT_REGISTERED,
           Ids.shuffle(h.getAppId(), h.getShuffleId()) + " is not registered on this server");
     }
-    if (h.getPartitionId() < 0 || h.getEpoch() < 0) {
-      return bad(
-          "negative partition or epoch ("
-              + h.getPartitionId()
-              + ", "
-              + h.getEpoch()
-              + ") for "
-              + shuffle);
+    ShuffleShape shape = shuffle.shape();
+    String problem = shape.checkPartition(h.getPartitionId());
+    if (problem == null) {
+      problem =
+          RequestLimits.checkIndex(
+              "epoch", h.getEpoch(), RequestLimits.MAX_EPOCHS, "RequestLimits.MAX_EPOCHS");
     }
-    String problem = BatchFormat.check(body, (m, a, b, l) -> {});
+    if (problem == null) {
+      problem = BatchFormat.check(body, (m, a, b, l) -> {}, shape.numMaps());
+    }
     if (problem != null) {
       return bad("malformed push for " + split + ": " + problem);
     }
-    ReducePartitionSplit target;
-    try {
-      target = shuffle.splitForPush(h.getPartitionId(), h.getEpoch());
-    } catch (StorageUnavailableException e) {
-      return new Outcome(Status.HARD_SPLIT, e.getMessage());
-    }
-    if (target == null) {
-      return new Outcome(Status.STAGE_ENDED, shuffle + " is committed; no more pushes");
-    }
     int bytes = body.readableBytes();
-    if (!memory.tryReserve(bytes)) {
+    if (reserved != bytes) {
+      // the body arrived whole while the budget was full: the decoder could not reserve it
       metrics.pushesCongested().mark();
       return new Outcome(
           Status.CONGESTED,
@@ -102,6 +100,15 @@ final class PushIntake {
               + split
               + " later");
     }
+    ReducePartitionSplit target;
+    try {
+      target = shuffle.splitForPush(h.getPartitionId(), h.getEpoch());
+    } catch (StorageUnavailableException e) {
+      return new Outcome(Status.HARD_SPLIT, e.getMessage());
+    }
+    if (target == null) {
+      return new Outcome(Status.STAGE_ENDED, shuffle + " is committed; no more pushes");
+    }
     Status result = target.append(body);
     switch (result) {
       case OK:
@@ -113,10 +120,8 @@ final class PushIntake {
         return new Outcome(
             Status.SOFT_SPLIT, target.key() + " took the data; move the partition to a new split");
       case STAGE_ENDED:
-        memory.release(bytes);
         return new Outcome(result, target.key() + " is committed; no more pushes");
       default:
-        memory.release(bytes);
         return new Outcome(
             result,
             target.key()

@@ -5,7 +5,7 @@ import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Meter;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
-import io.netty.buffer.PooledByteBufAllocator;
+import io.sluice.network.TransportServer;
 import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.storage.DataDirectory;
 import java.nio.file.Path;
@@ -44,11 +44,6 @@ public final class ServerMetrics {
     registry.register(PREFIX + "memoryPeak", (Gauge<Long>) memory::peak);
     registry.register(PREFIX + "memoryMax", (Gauge<Long>) memory::max);
     registry.register(PREFIX + "memoryPausedMillis", (Gauge<Long>) memory::pausedMillis);
-    // what Netty's pool holds in direct memory, next to what the budget counts: pushed bodies
-    // pin the socket buffers they were read into, so this can exceed memoryHeld
-    registry.register(
-        PREFIX + "nettyDirectMemoryUsed",
-        (Gauge<Long>) () -> PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory());
     registry.register(PREFIX + "memoryState", (Gauge<String>) () -> memory.state().name());
   }
 
@@ -125,5 +120,18 @@ public final class ServerMetrics {
   /** Read streams open on the server. */
   public void registerOpenStreams(Gauge<Integer> openStreams) {
     registry.register(PREFIX + "openStreams", openStreams);
+  }
+
+  /**
+   * What the server's own Netty pool holds in direct memory, next to what the budget counts: {@code
+   * nettyDirectMemoryPinned} is what buffers in use take (bodies, socket reads, answers in flight),
+   * {@code nettyDirectMemoryUsed} what the pool took from the JVM (whole 4 MiB chunks). Also the
+   * open connections.
+   */
+  public void registerTransport(TransportServer transport) {
+    registry.register(
+        PREFIX + "nettyDirectMemoryPinned", (Gauge<Long>) transport::pinnedDirectMemory);
+    registry.register(PREFIX + "nettyDirectMemoryUsed", (Gauge<Long>) transport::usedDirectMemory);
+    registry.register(PREFIX + "openConnections", (Gauge<Integer>) transport::connectionCount);
   }
 }

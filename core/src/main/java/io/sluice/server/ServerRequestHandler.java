@@ -37,6 +37,7 @@ import io.sluice.server.sort.MapRangeReads;
 import io.sluice.server.storage.CommittedSplitFile;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
+import io.sluice.server.storage.ShuffleShape;
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -84,11 +85,6 @@ final class ServerRequestHandler implements RequestHandler {
   @Override
   public void handle(Channel channel, Message request) {
     long id = request.requestId();
-    // a push hands its body to the engine or releases it itself; other requests carry no body
-    // worth keeping, so whatever they carry is released here
-    boolean isPush =
-        request.type() == MessageType.PUSH_DATA.id()
-            || request.type() == MessageType.REGION_DATA.id();
     Message response;
     try {
       response = dispatch(channel, request);
@@ -101,9 +97,9 @@ final class ServerRequestHandler implements RequestHandler {
       LOG.error("Failed to handle request {} from {}", request, channel.remoteAddress(), e);
       response = Messages.error(id, Status.INTERNAL_ERROR, e.toString());
     } finally {
-      if (!isPush) {
-        request.release();
-      }
+      // a push whose body the engine took was handed over; anything else (and its memory
+      // reservation) is released here, whatever happened, errors included
+      request.release();
     }
     if (response != null) {
       channel.writeAndFlush(response);
@@ -117,7 +113,7 @@ final class ServerRequestHandler implements RequestHandler {
       case REGION_START:
         return mapPartitions.regionStart(request.header(RegionStart.class));
       case REGION_DATA:
-        return mapPartitions.regionData(channel, request.header(RegionData.class), request.body());
+        return mapPartitions.regionData(channel, request.header(RegionData.class), request);
       case REGION_FINISH:
         return mapPartitions.regionFinish(request.header(RegionFinish.class));
       case COMMIT_MAP_PARTITION:
@@ -161,7 +157,10 @@ final class ServerRequestHandler implements RequestHandler {
       case REGISTER_SHUFFLE:
         {
           RegisterShuffle h = request.header(RegisterShuffle.class);
-          registry.register(Ids.checkAppId(h.getAppId()), checkShuffleId(h.getShuffleId()));
+          registry.register(
+              Ids.checkAppId(h.getAppId()),
+              checkShuffleId(h.getShuffleId()),
+              ShuffleShape.of(h.getNumMaps(), h.getNumPartitions()));
           return Messages.ok(h.getRequestId());
         }
       case HEARTBEAT:
@@ -211,10 +210,10 @@ final class ServerRequestHandler implements RequestHandler {
                     : Messages.error(requestId, Status.INTERNAL_ERROR, e.toString())));
   }
 
-  /** Decodes a push, hands it to the intake (which owns the body from then on), answers. */
+  /** Decodes a push, hands it to the intake (which takes the body if it keeps it), answers. */
   private Message push(Channel channel, Message request) {
     PushData h = request.header(PushData.class);
-    PushIntake.Outcome outcome = intake.accept(h, request.body());
+    PushIntake.Outcome outcome = intake.accept(h, request);
     if (outcome.taken()) {
       flowControl.pushedOn(channel);
     }
@@ -239,6 +238,15 @@ final class ServerRequestHandler implements RequestHandler {
         .whenComplete(
             (files, error) -> {
               metrics.commitLatency().update(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+              if (error != null && registry.get(h.getAppId(), h.getShuffleId()) != shuffle) {
+                LOG.info("Commit of {} ended: it was unregistered meanwhile", shuffle);
+                channel.writeAndFlush(
+                    Messages.error(
+                        h.getRequestId(),
+                        Status.SHUFFLE_NOT_REGISTERED,
+                        shuffle + " was unregistered while it committed; its files are gone"));
+                return;
+              }
               if (error != null) {
                 LOG.error("Commit of {} failed", shuffle, error);
                 channel.writeAndFlush(
@@ -267,9 +275,19 @@ final class ServerRequestHandler implements RequestHandler {
               .setEpoch(f.key().epoch())
               .setLength(f.length())
               .addAllChunkOffsets(f.chunkOffsets())
-              .setMapIndexes(ByteString.copyFrom(f.mapIndexes().toByteArray())));
+              .setMapIndexes(ByteString.copyFrom(toBitSet(f.mapIndexes()).toByteArray())));
     }
     return result.build();
+  }
+
+  /** The wire's bit set of a split's maps (bounded by the shuffle's num_maps). */
+  private static java.util.BitSet toBitSet(io.sluice.server.storage.MapIndexSet maps) {
+    java.util.BitSet bits = new java.util.BitSet();
+    int[] runs = maps.toRuns();
+    for (int i = 0; i < runs.length; i += 2) {
+      bits.set(runs[i], runs[i + 1]);
+    }
+    return bits;
   }
 
   private Message openStream(Channel channel, Message request) {
@@ -281,6 +299,10 @@ final class ServerRequestHandler implements RequestHandler {
           h.getRequestId(),
           Status.SHUFFLE_NOT_REGISTERED,
           "cannot read " + split + ": the shuffle is not registered on this server");
+    }
+    String problem = shuffle.shape().checkPartition(h.getPartitionId());
+    if (problem != null) {
+      throw new IllegalArgumentException("cannot read " + split + ": " + problem);
     }
     CommittedSplitFile file = shuffle.committedSplit(h.getPartitionId(), h.getEpoch());
     if (file == null) {

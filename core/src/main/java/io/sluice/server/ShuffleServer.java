@@ -2,10 +2,12 @@ package io.sluice.server;
 
 import com.codahale.metrics.MetricRegistry;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.internal.PlatformDependent;
 import io.sluice.common.Clock;
 import io.sluice.network.NetworkConf;
 import io.sluice.network.TransportServer;
 import io.sluice.protocol.SluiceProtocol;
+import io.sluice.server.memory.DirectMemoryLimit;
 import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.read.MapStreams;
 import io.sluice.server.read.ReadStreams;
@@ -58,6 +60,9 @@ public final class ShuffleServer implements Closeable {
   private final String advertisedHost;
   private volatile boolean closed;
 
+  /** Bytes of a frame a chunk leaves for the frame's prefix and response header. */
+  private static final int CHUNK_RESPONSE_HEADROOM = 4096;
+
   /**
    * Starts a server: creates the data directories, restores what the state store recorded, binds
    * the port and starts the expiry check.
@@ -69,6 +74,15 @@ public final class ShuffleServer implements Closeable {
       ServerConf conf, NetworkConf networkConf, MetricRegistry metricRegistry, Clock clock)
       throws IOException {
     long startNanos = System.nanoTime();
+    DirectMemoryLimit.check(conf.memoryMax(), PlatformDependent.maxDirectMemory());
+    if (conf.chunkSize() > networkConf.maxFrameSize() - CHUNK_RESPONSE_HEADROOM) {
+      throw new IllegalArgumentException(
+          "sluice.read.chunkSize ("
+              + conf.chunkSize()
+              + " bytes) must leave room for a response header in sluice.network.maxFrameSize ("
+              + networkConf.maxFrameSize()
+              + " bytes): lower the first or raise the second");
+    }
     this.conf = conf;
     this.memory =
         new MemoryBudget(
@@ -129,7 +143,9 @@ public final class ShuffleServer implements Closeable {
               SluiceProtocol.INSTANCE,
               handler,
               conf.host(),
-              conf.port());
+              conf.port(),
+              networkConf.maxControlFrameSize(),
+              memory);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       closeQuietly();
@@ -139,6 +155,7 @@ public final class ShuffleServer implements Closeable {
       throw new IOException("Cannot bind " + conf.host() + ":" + conf.port() + ": " + e, e);
     }
     flowControl.attach(transport);
+    metrics.registerTransport(transport);
     housekeeping.scheduleWithFixedDelay(
         this::checkDisks,
         conf.diskCheckIntervalMillis(),
@@ -199,6 +216,16 @@ public final class ShuffleServer implements Closeable {
   /** The host name clients should use for this server. */
   public String host() {
     return advertisedHost;
+  }
+
+  /** Direct memory the server's Netty buffers in use take (see {@link TransportServer}). */
+  public long nettyPinnedDirectMemory() {
+    return transport.pinnedDirectMemory();
+  }
+
+  /** Open connections to this server. */
+  public int connectionCount() {
+    return transport.connectionCount();
   }
 
   public MemoryBudget memory() {

@@ -46,7 +46,13 @@ class MalformedInputIT {
         id ->
             Messages.request(
                 MessageType.REGISTER_SHUFFLE,
-                RegisterShuffle.newBuilder().setRequestId(id).setAppId(APP).setShuffleId(1).build(),
+                RegisterShuffle.newBuilder()
+                    .setRequestId(id)
+                    .setAppId(APP)
+                    .setShuffleId(1)
+                    .setNumMaps(4)
+                    .setNumPartitions(8)
+                    .build(),
                 id));
   }
 
@@ -97,7 +103,10 @@ class MalformedInputIT {
         Status.SHUFFLE_NOT_REGISTERED,
         "app other-app shuffle 1 is not registered");
     assertStatus(push(APP, 9, 0, () -> batch(0, 1, 1)), Status.SHUFFLE_NOT_REGISTERED, "shuffle 9");
-    assertStatus(push(APP, 1, -4, () -> batch(0, 1, 1)), Status.BAD_REQUEST, "negative partition");
+    assertStatus(
+        push(APP, 1, -4, () -> batch(0, 1, 1)),
+        Status.BAD_REQUEST,
+        "partition -4 is outside [0, 8)");
     assertStatus(
         push(APP, 1, 2, () -> batch(0, 1000, 10)),
         Status.BAD_REQUEST,

@@ -118,7 +118,8 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
     ResultPartitionID flinkId =
         new ResultPartitionID(partition.getPartitionId(), producer.getProducerExecutionId());
     return job.placement()
-        .place(shuffleId)
+        .place(
+            shuffleId, partition.getTotalNumberOfPartitions(), partition.getNumberOfSubpartitions())
         .thenApply(
             server -> {
               job.placed(flinkId, server);

@@ -114,7 +114,7 @@ public final class ShuffleCoordinator implements Closeable {
     IOException lastError = null;
     for (ServerAddress s : exclusions.usable(servers)) {
       try {
-        registerOn(s, shuffleId);
+        registerOn(s, shuffleId, numMaps, numPartitions);
         usable.add(s);
       } catch (IOException | StatusException e) {
         exclusions.exclude(
@@ -151,8 +151,9 @@ public final class ShuffleCoordinator implements Closeable {
         usable.size());
   }
 
-  private void registerOn(ServerAddress server, int shuffleId) throws IOException, StatusException {
-    context.call(server, ServerRequests.registerShuffle(appId, shuffleId));
+  private void registerOn(ServerAddress server, int shuffleId, int numMaps, int numPartitions)
+      throws IOException, StatusException {
+    context.call(server, ServerRequests.registerShuffle(appId, shuffleId, numMaps, numPartitions));
     registeredServers.add(server);
   }
 
@@ -348,7 +349,7 @@ public final class ShuffleCoordinator implements Closeable {
       for (int i = 1; i <= candidates.size(); i++) {
         ServerAddress candidate = candidates.get(Math.floorMod(from + i, candidates.size()));
         try {
-          registerOn(candidate, shuffleId);
+          registerOn(candidate, shuffleId, s.numMaps(), s.numPartitions());
         } catch (IOException | StatusException e) {
           exclusions.exclude(
               candidate, "registering " + Ids.shuffle(appId, shuffleId) + ": " + e.getMessage());

@@ -79,13 +79,16 @@ public final class MapPartitionPlacement implements Closeable {
   }
 
   /**
-   * Picks a server for a new map partition of {@code shuffleId} and registers the shuffle there.
+   * Picks a server for a new map partition of {@code shuffleId} and registers the shuffle there
+   * with its shape: {@code numMaps} producers of {@code numSubpartitions} subpartitions each.
    */
-  public CompletableFuture<InetSocketAddress> place(int shuffleId) {
-    return CompletableFuture.supplyAsync(() -> placeNow(shuffleId), placer);
+  public CompletableFuture<InetSocketAddress> place(
+      int shuffleId, int numMaps, int numSubpartitions) {
+    return CompletableFuture.supplyAsync(
+        () -> placeNow(shuffleId, numMaps, numSubpartitions), placer);
   }
 
-  private InetSocketAddress placeNow(int shuffleId) {
+  private InetSocketAddress placeNow(int shuffleId, int numMaps, int numSubpartitions) {
     List<InetSocketAddress> candidates = new ArrayList<>();
     long now = System.currentTimeMillis();
     for (InetSocketAddress s : servers) {
@@ -103,7 +106,9 @@ public final class MapPartitionPlacement implements Closeable {
     for (int i = 0; i < candidates.size(); i++) {
       InetSocketAddress s = candidates.get((start + i) % candidates.size());
       try {
-        context.call(address(s), ServerRequests.registerShuffle(appId, shuffleId));
+        context.call(
+            address(s),
+            ServerRequests.registerShuffle(appId, shuffleId, numMaps, numSubpartitions));
         used.add(s);
         return s;
       } catch (IOException | StatusException e) {

@@ -1,6 +1,7 @@
 package io.sluice.server.memory;
 
 import io.sluice.common.Clock;
+import io.sluice.network.InboundMemory;
 
 /**
  * Counts every byte of pushed data the server holds (received, not yet flushed) against {@code
@@ -16,7 +17,7 @@ import io.sluice.common.Clock;
  * count falls to {@code resume} or below. A push already read while paused is still taken if it
  * fits under the maximum, and answered CONGESTED if it does not. Thread safe.
  */
-public final class MemoryBudget {
+public final class MemoryBudget implements InboundMemory {
   /** Whether the budget currently admits pushes. */
   public enum State {
     ACCEPTING,
@@ -105,6 +106,7 @@ public final class MemoryBudget {
    *
    * @return false (reserving nothing) when the push must be answered CONGESTED
    */
+  @Override
   public boolean tryReserve(long bytes) {
     if (bytes < 0) {
       throw new IllegalArgumentException("cannot reserve " + bytes + " bytes");
@@ -152,6 +154,7 @@ public final class MemoryBudget {
   }
 
   /** Returns {@code bytes} reserved earlier; resumes pushes once the count is low enough. */
+  @Override
   public void release(long bytes) {
     synchronized (this) {
       long after = held - bytes;
@@ -178,6 +181,12 @@ public final class MemoryBudget {
     return peak;
   }
 
+  @Override
+  public synchronized String toString() {
+    return held + "/" + max + " " + state;
+  }
+
+  @Override
   public long max() {
     return max;
   }

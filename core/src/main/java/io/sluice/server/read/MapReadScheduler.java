@@ -6,6 +6,7 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.network.Message;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
+import io.sluice.protocol.RequestLimits;
 import io.sluice.protocol.proto.MapBuffer;
 import io.sluice.protocol.proto.Status;
 import io.sluice.server.ServerMetrics;
@@ -99,9 +100,25 @@ public final class MapReadScheduler implements Closeable {
   }
 
   /** One credit of {@code stream}: the response to {@code requestId} carries one buffer. */
+  /**
+   * Queues one credit of {@code stream}.
+   *
+   * @throws IllegalArgumentException naming the limit when the stream already has {@link
+   *     RequestLimits#MAX_CREDITS_PER_STREAM} credits queued
+   */
   public synchronized void credit(MapReadStream stream, long requestId) {
     if (stream.closed || closed) {
       return;
+    }
+    if (stream.credits.size() >= RequestLimits.MAX_CREDITS_PER_STREAM) {
+      throw new IllegalArgumentException(
+          "map stream "
+              + stream.id()
+              + " of "
+              + stream.file().key()
+              + " already has "
+              + stream.credits.size()
+              + " credits waiting (RequestLimits.MAX_CREDITS_PER_STREAM)");
     }
     stream.credits.add(requestId);
     if (!stream.queued && serving != stream) {

@@ -4,11 +4,11 @@ import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.server.storage.CommittedSplitFile;
+import io.sluice.server.storage.MapIndexSet;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.util.BitSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -87,11 +87,11 @@ public final class MapRangeReads implements Closeable {
    * the read is served from the split file as it is.
    */
   public static boolean isPlainRead(CommittedSplitFile split, int startMapIndex, int endMapIndex) {
-    BitSet maps = split.mapIndexes();
+    MapIndexSet maps = split.mapIndexes();
     if (maps.isEmpty()) {
       return true;
     }
-    return startMapIndex <= maps.nextSetBit(0) && endMapIndex > maps.length() - 1;
+    return startMapIndex <= maps.first() && endMapIndex > maps.last();
   }
 
   /**

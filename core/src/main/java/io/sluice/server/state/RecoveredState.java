@@ -2,6 +2,7 @@ package io.sluice.server.state;
 
 import io.sluice.protocol.proto.StateMapPartition;
 import io.sluice.protocol.proto.StateSplit;
+import io.sluice.server.storage.ShuffleShape;
 import io.sluice.server.storage.SplitKey;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -17,6 +18,7 @@ public final class RecoveredState {
     private final String appId;
     private final int shuffleId;
     private boolean stageCommitted;
+    private ShuffleShape shape = ShuffleShape.UNKNOWN;
     private final List<StateSplit> committedSplits = new ArrayList<>();
     private final List<SplitKey> openSplits = new ArrayList<>();
     private final List<StateMapPartition> mapPartitions = new ArrayList<>();
@@ -32,6 +34,11 @@ public final class RecoveredState {
 
     public int shuffleId() {
       return shuffleId;
+    }
+
+    /** The shape the shuffle registered ({@link ShuffleShape#UNKNOWN} if not recorded). */
+    public ShuffleShape shape() {
+      return shape;
     }
 
     /** True when the shuffle's stage commit had finished. */
@@ -65,8 +72,10 @@ public final class RecoveredState {
         .computeIfAbsent(shuffleId, id -> new Shuffle(appId, id));
   }
 
-  void markStageCommitted(String appId, int shuffleId, boolean committed) {
-    shuffle(appId, shuffleId).stageCommitted = committed;
+  void markStageCommitted(String appId, int shuffleId, boolean committed, ShuffleShape shape) {
+    Shuffle s = shuffle(appId, shuffleId);
+    s.stageCommitted = committed;
+    s.shape = shape;
   }
 
   void addCommittedSplit(StateSplit split) {

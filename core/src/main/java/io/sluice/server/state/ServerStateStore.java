@@ -1,7 +1,6 @@
 package io.sluice.server.state;
 
 import com.codahale.metrics.MetricRegistry;
-import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.sluice.common.Ids;
 import io.sluice.protocol.MapPartitionId;
@@ -11,6 +10,7 @@ import io.sluice.protocol.proto.StateShuffle;
 import io.sluice.protocol.proto.StateSplit;
 import io.sluice.server.storage.CommittedMapPartition;
 import io.sluice.server.storage.CommittedSplitFile;
+import io.sluice.server.storage.ShuffleShape;
 import io.sluice.server.storage.ShuffleStateListener;
 import io.sluice.server.storage.SplitKey;
 import java.io.Closeable;
@@ -195,7 +195,11 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
       state.addApplication(Ids.checkAppId(StateApplication.parseFrom(value).getAppId()));
     } else if (key.startsWith(StateKeys.SHUFFLE)) {
       StateShuffle s = StateShuffle.parseFrom(value);
-      state.markStageCommitted(Ids.checkAppId(s.getAppId()), s.getShuffleId(), s.getCommitted());
+      state.markStageCommitted(
+          Ids.checkAppId(s.getAppId()),
+          s.getShuffleId(),
+          s.getCommitted(),
+          ShuffleShape.recorded(s.getNumMaps(), s.getNumPartitions()));
     } else if (key.startsWith(StateKeys.OPEN)) {
       state.addOpenSplit(splitKey(StateSplit.parseFrom(value)));
     } else if (key.startsWith(StateKeys.MAP)) {
@@ -236,22 +240,27 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
                 StateApplication.newBuilder().setAppId(appId).build().toByteArray()));
   }
 
-  private static byte[] shuffleRecord(String appId, int shuffleId, boolean committed) {
+  private static byte[] shuffleRecord(
+      String appId, int shuffleId, ShuffleShape shape, boolean committed) {
     return StateShuffle.newBuilder()
         .setAppId(appId)
         .setShuffleId(shuffleId)
         .setCommitted(committed)
+        .setNumMaps(shape.numMaps())
+        .setNumPartitions(shape.numPartitions())
         .build()
         .toByteArray();
   }
 
   @Override
-  public void shuffleRegistered(String appId, int shuffleId) {
+  public void shuffleRegistered(String appId, int shuffleId, ShuffleShape shape) {
     write(
         "register " + Ids.shuffle(appId, shuffleId),
         false,
         batch ->
-            batch.put(StateKeys.shuffle(appId, shuffleId), shuffleRecord(appId, shuffleId, false)));
+            batch.put(
+                StateKeys.shuffle(appId, shuffleId),
+                shuffleRecord(appId, shuffleId, shape, false)));
   }
 
   @Override
@@ -270,7 +279,7 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
             .setPath(file.path().toString())
             .setLength(file.length())
             .addAllChunkOffsets(file.chunkOffsets())
-            .setMapIndexes(ByteString.copyFrom(file.mapIndexes().toByteArray()))
+            .addAllMapRuns(MapRuns.toList(file.mapIndexes()))
             .build();
     write(
         "record the commit of " + key + " (file " + file.path() + ")",
@@ -308,12 +317,13 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
   }
 
   @Override
-  public void shuffleCommitted(String appId, int shuffleId) {
+  public void shuffleCommitted(String appId, int shuffleId, ShuffleShape shape) {
     write(
         "record the commit of " + Ids.shuffle(appId, shuffleId),
         true,
         batch ->
-            batch.put(StateKeys.shuffle(appId, shuffleId), shuffleRecord(appId, shuffleId, true)));
+            batch.put(
+                StateKeys.shuffle(appId, shuffleId), shuffleRecord(appId, shuffleId, shape, true)));
   }
 
   @Override

@@ -6,6 +6,7 @@ import io.sluice.protocol.proto.StateSplit;
 import io.sluice.server.storage.CommittedMapPartition;
 import io.sluice.server.storage.DataDirectories;
 import io.sluice.server.storage.DataDirectory;
+import io.sluice.server.storage.MapIndexSet;
 import io.sluice.server.storage.MapPartitionIndex;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
@@ -131,7 +132,8 @@ public final class StateRecovery {
       summary.applications++;
     }
     for (RecoveredState.Shuffle recorded : state.shuffles()) {
-      ServerShuffle shuffle = registry.restore(recorded.appId(), recorded.shuffleId());
+      ServerShuffle shuffle =
+          registry.restore(recorded.appId(), recorded.shuffleId(), recorded.shape());
       summary.shuffles++;
       List<String> losses = new ArrayList<>();
       for (SplitKey open : recorded.openSplits()) {
@@ -161,7 +163,9 @@ public final class StateRecovery {
             path,
             split.getLength(),
             split.getChunkOffsetsList(),
-            BitSet.valueOf(split.getMapIndexes().toByteArray()));
+            split.getMapRunsCount() > 0 || split.getMapIndexes().isEmpty()
+                ? MapIndexSet.fromRuns(MapRuns.toArray(split.getMapRunsList()))
+                : MapIndexSet.of(BitSet.valueOf(split.getMapIndexes().toByteArray())));
         keep.add(path);
         store.metrics().recoveredSplits().inc();
         summary.splits++;

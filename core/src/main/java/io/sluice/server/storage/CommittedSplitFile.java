@@ -1,7 +1,6 @@
 package io.sluice.server.storage;
 
 import java.nio.file.Path;
-import java.util.BitSet;
 import java.util.List;
 
 /** What a committed split is: its file, length, chunk boundaries and the maps it holds. */
@@ -10,15 +9,15 @@ public final class CommittedSplitFile {
   private final Path path;
   private final long length;
   private final List<Long> chunkOffsets;
-  private final BitSet mapIndexes;
+  private final MapIndexSet mapIndexes;
 
   CommittedSplitFile(
-      SplitKey key, Path path, long length, List<Long> chunkOffsets, BitSet mapIndexes) {
+      SplitKey key, Path path, long length, List<Long> chunkOffsets, MapIndexSet mapIndexes) {
     this.key = key;
     this.path = path;
     this.length = length;
     this.chunkOffsets = List.copyOf(chunkOffsets);
-    this.mapIndexes = (BitSet) mapIndexes.clone();
+    this.mapIndexes = mapIndexes.copy();
   }
 
   /**
@@ -51,8 +50,11 @@ public final class CommittedSplitFile {
     return chunkOffsets.size() - 1;
   }
 
-  /** A copy of the set of map indexes that have batches in this split. */
-  public BitSet mapIndexes() {
-    return (BitSet) mapIndexes.clone();
+  /**
+   * A copy of the set of map indexes that have batches in this split (it may claim more, never
+   * fewer; its first and last are exact: see {@link MapIndexSet}).
+   */
+  public MapIndexSet mapIndexes() {
+    return mapIndexes.copy();
   }
 }

@@ -377,7 +377,7 @@ public final class MapPartitionFile {
       metrics.bytesFlushed().mark(bytes);
       dir.bytesFlushed().mark(bytes);
     } catch (IOException e) {
-      fail("writing " + path(".data" + IN_PROGRESS_SUFFIX) + " failed: " + e);
+      fail("writing " + path(".data" + IN_PROGRESS_SUFFIX) + " failed: " + e, e);
     } finally {
       body.release();
       memory.release(bytes);
@@ -395,18 +395,21 @@ public final class MapPartitionFile {
         ch.write(record);
       }
     } catch (IOException e) {
-      fail("writing " + path(".index" + IN_PROGRESS_SUFFIX) + " failed: " + e);
+      fail("writing " + path(".index" + IN_PROGRESS_SUFFIX) + " failed: " + e, e);
     }
   }
 
-  private void fail(String reason) {
-    LOG.error("{} failed: {}", key, reason);
+  private void fail(String reason, IOException cause) {
     synchronized (this) {
       if (failure == null) {
         failure = reason;
       }
+      if (state == State.DISCARDED) {
+        return; // released while written: its files went on purpose
+      }
     }
-    dirs.failed(dir, reason);
+    LOG.error("{} failed: {}", key, reason);
+    dirs.failed(dir, reason, cause);
   }
 
   private FileChannel dataChannel() throws IOException {

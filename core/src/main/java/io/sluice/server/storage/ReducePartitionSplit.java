@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -29,9 +28,11 @@ import org.slf4j.LoggerFactory;
  * the concatenation of the pushed batches ({@link BatchFormat}: 16-byte big-endian header, opaque
  * payload) in the order the server accepted them; there is no file header. Until commit the file is
  * named {@code ...data.inprogress}; commit flushes, fsyncs (when {@code sluice.commit.fsync}),
- * closes and renames it, so a file without the suffix is always complete. Chunk boundaries are
- * recorded at flush boundaries once a chunk reaches {@code sluice.read.chunkSize}, so they never
- * fall inside a batch. A crash leaves at most an {@code .inprogress} file, which is never served.
+ * closes and renames it, so a file without the suffix is always complete. Chunk boundaries fall
+ * between batches: a chunk ends before the batch that would take it past {@code
+ * sluice.read.chunkSize}, so a chunk is at most that size or one batch (and a batch fits in a
+ * frame), and every chunk fits in a response frame. A crash leaves at most an {@code .inprogress}
+ * file, which is never served.
  *
  * <p><b>Splitting.</b> Once the split has taken more than {@code sluice.split.threshold} bytes, or
  * its directory is full, it still takes data but answers SOFT_SPLIT, so the client moves the
@@ -76,7 +77,7 @@ public final class ReducePartitionSplit {
   private long acceptedBytes;
   private boolean movedOff;
   private boolean sealed;
-  private final BitSet mapIndexes = new BitSet();
+  private final MapIndexSet mapIndexes = new MapIndexSet();
   private IOException failure;
   private CompletableFuture<CommittedSplitFile> commitFuture;
 
@@ -138,7 +139,7 @@ public final class ReducePartitionSplit {
     if (state == State.DISCARDED || failure != null || movedOff) {
       return Status.HARD_SPLIT;
     }
-    BatchFormat.check(body, (mapIndex, attempt, batchId, length) -> mapIndexes.set(mapIndex));
+    BatchFormat.check(body, (mapIndex, attempt, batchId, length) -> mapIndexes.add(mapIndex));
     pending.add(body);
     pendingBytes += body.readableBytes();
     acceptedBytes += body.readableBytes();
@@ -206,7 +207,10 @@ public final class ReducePartitionSplit {
           writeOut(buffers, bytes);
         } catch (IOException first) {
           DataDirectory failedDir = dir;
-          dirs.failed(failedDir, "writing " + inProgressPath(failedDir) + " failed: " + first);
+          String reason = "writing " + inProgressPath(failedDir) + " failed: " + first;
+          if (!dirs.failed(failedDir, reason, first)) {
+            throw first;
+          }
           moveTo(dirs.pick(failedDir), first);
           writeOut(buffers, bytes);
         }
@@ -233,11 +237,28 @@ public final class ReducePartitionSplit {
     while (written < bytes) {
       written += ch.write(nio);
     }
-    flushedLength += bytes;
+    for (ByteBuf b : buffers) {
+      recordChunkBoundaries(b);
+    }
     metrics.bytesFlushed().mark(bytes);
     dir.bytesFlushed().mark(bytes);
-    if (flushedLength - chunkOffsets.get(chunkOffsets.size() - 1) >= chunkSize) {
-      chunkOffsets.add(flushedLength);
+  }
+
+  /**
+   * Flusher thread. Advances {@link #flushedLength} over the batches of {@code body}, just written,
+   * starting a new chunk before a batch that would take the current one past the chunk size.
+   */
+  private void recordChunkBoundaries(ByteBuf body) {
+    int pos = body.readerIndex();
+    int end = body.writerIndex();
+    while (pos < end) {
+      long batch = BatchFormat.HEADER_SIZE + (long) body.getInt(pos + BatchFormat.LENGTH_OFFSET);
+      long chunkStart = chunkOffsets.get(chunkOffsets.size() - 1);
+      if (flushedLength > chunkStart && flushedLength - chunkStart + batch > chunkSize) {
+        chunkOffsets.add(flushedLength);
+      }
+      flushedLength += batch;
+      pos += (int) batch;
     }
   }
 
@@ -392,10 +413,10 @@ public final class ReducePartitionSplit {
   /** Flusher thread. */
   private CommittedSplitFile finishFile() throws IOException {
     IOException failed;
-    BitSet maps;
+    MapIndexSet maps;
     synchronized (this) {
       failed = failure;
-      maps = (BitSet) mapIndexes.clone();
+      maps = mapIndexes.copy();
     }
     DataDirectory d = dir;
     if (failed != null) {

@@ -5,7 +5,6 @@ import io.sluice.protocol.MapPartitionId;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +31,7 @@ public final class ServerShuffle {
 
   private final String appId;
   private final int shuffleId;
+  private final ShuffleShape shape;
   private final DataDirectories dirs;
   private final Map<Long, ReducePartitionSplit> splits = new ConcurrentHashMap<>();
 
@@ -54,18 +54,20 @@ public final class ServerShuffle {
   private boolean discarded;
   private String lostReason;
 
-  ServerShuffle(String appId, int shuffleId, DataDirectories dirs) {
-    this(appId, shuffleId, dirs, ShuffleStateListener.NONE, new AtomicBoolean());
+  ServerShuffle(String appId, int shuffleId, ShuffleShape shape, DataDirectories dirs) {
+    this(appId, shuffleId, shape, dirs, ShuffleStateListener.NONE, new AtomicBoolean());
   }
 
   ServerShuffle(
       String appId,
       int shuffleId,
+      ShuffleShape shape,
       DataDirectories dirs,
       ShuffleStateListener state,
       AtomicBoolean stopping) {
     this.appId = appId;
     this.shuffleId = shuffleId;
+    this.shape = shape;
     this.dirs = dirs;
     this.state = state;
     this.stopping = stopping;
@@ -77,6 +79,11 @@ public final class ServerShuffle {
 
   public int shuffleId() {
     return shuffleId;
+  }
+
+  /** What the shuffle registered: requests are checked against it. */
+  public ShuffleShape shape() {
+    return shape;
   }
 
   private static long splitId(int partitionId, int epoch) {
@@ -208,7 +215,7 @@ public final class ServerShuffle {
    * the server serves.
    */
   public void restoreCommittedSplit(
-      SplitKey key, Path path, long length, List<Long> chunkOffsets, BitSet mapIndexes) {
+      SplitKey key, Path path, long length, List<Long> chunkOffsets, MapIndexSet mapIndexes) {
     if (!key.appId().equals(appId) || key.shuffleId() != shuffleId) {
       throw new IllegalArgumentException(key + " does not belong to " + this);
     }
@@ -307,7 +314,7 @@ public final class ServerShuffle {
               for (CompletableFuture<CommittedSplitFile> f : futures) {
                 files.add(f.join());
               }
-              state.shuffleCommitted(appId, shuffleId);
+              state.shuffleCommitted(appId, shuffleId, shape);
               result.complete(files);
             });
     return result;

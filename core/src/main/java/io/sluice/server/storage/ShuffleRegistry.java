@@ -45,8 +45,13 @@ public final class ShuffleRegistry {
     }
   }
 
-  /** Registers the shuffle (and its application) if it is not yet; counts as a heartbeat. */
-  public ServerShuffle register(String appId, int shuffleId) {
+  /**
+   * Registers the shuffle (and its application) if it is not yet; counts as a heartbeat.
+   *
+   * @throws IllegalArgumentException naming both shapes when the shuffle is registered with another
+   *     shape
+   */
+  public ServerShuffle register(String appId, int shuffleId, ShuffleShape shape) {
     Application app =
         apps.compute(
             appId,
@@ -59,22 +64,33 @@ public final class ShuffleRegistry {
               a.lastHeard = clock.millis();
               return a;
             });
-    return app.shuffles.computeIfAbsent(
-        shuffleId,
-        id -> {
-          state.shuffleRegistered(appId, id);
-          return new ServerShuffle(appId, id, dirs, state, stopping);
-        });
+    ServerShuffle shuffle =
+        app.shuffles.computeIfAbsent(
+            shuffleId,
+            id -> {
+              state.shuffleRegistered(appId, id, shape);
+              return new ServerShuffle(appId, id, shape, dirs, state, stopping);
+            });
+    if (!shuffle.shape().equals(shape) && !shuffle.shape().equals(ShuffleShape.UNKNOWN)) {
+      throw new IllegalArgumentException(
+          shuffle
+              + " is registered with "
+              + shuffle.shape()
+              + "; it cannot be registered again with "
+              + shape);
+    }
+    return shuffle;
   }
 
   /**
    * Restart: brings back a recorded shuffle (and its application, heard from now), before the
    * server serves; records nothing.
    */
-  public ServerShuffle restore(String appId, int shuffleId) {
+  public ServerShuffle restore(String appId, int shuffleId, ShuffleShape shape) {
     return restoredApplication(appId)
         .shuffles
-        .computeIfAbsent(shuffleId, id -> new ServerShuffle(appId, id, dirs, state, stopping));
+        .computeIfAbsent(
+            shuffleId, id -> new ServerShuffle(appId, id, shape, dirs, state, stopping));
   }
 
   /** Restart: brings back a recorded application, heard from now; records nothing. */

@@ -18,7 +18,7 @@ public interface ShuffleStateListener {
 
   default void applicationRegistered(String appId) {}
 
-  default void shuffleRegistered(String appId, int shuffleId) {}
+  default void shuffleRegistered(String appId, int shuffleId, ShuffleShape shape) {}
 
   /** A split was created; its data is in memory or in an {@code .inprogress} file. */
   default void splitOpened(SplitKey key) {}
@@ -33,7 +33,7 @@ public interface ShuffleStateListener {
   default void mapPartitionRemoved(MapPartitionId key) {}
 
   /** The shuffle's stage commit finished: it takes no new split any more. */
-  default void shuffleCommitted(String appId, int shuffleId) {}
+  default void shuffleCommitted(String appId, int shuffleId, ShuffleShape shape) {}
 
   /** The shuffle and its files are being deleted. */
   default void shuffleRemoved(String appId, int shuffleId) {}

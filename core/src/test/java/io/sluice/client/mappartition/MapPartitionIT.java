@@ -135,7 +135,7 @@ class MapPartitionIT {
 
   @Test
   void regionsRoundTripThroughTheIndex() throws Exception {
-    InetSocketAddress at = placement.place(3).get();
+    InetSocketAddress at = placement.place(3, 16, 16).get();
     MapPartitionId id = new MapPartitionId(APP, 3, 7, 0);
     int subs = 5;
     Map<Integer, ByteArrayOutputStream> expected = new HashMap<>();
@@ -190,7 +190,7 @@ class MapPartitionIT {
 
   @Test
   void manyConsumersOfOneFileAreServedInOffsetOrder() throws Exception {
-    InetSocketAddress at = placement.place(1).get();
+    InetSocketAddress at = placement.place(1, 16, 16).get();
     MapPartitionId id = new MapPartitionId(APP, 1, 0, 0);
     int subs = 16;
     int regions = 4;
@@ -253,7 +253,7 @@ class MapPartitionIT {
 
   @Test
   void theServerAnnouncesItsBacklogAndSendsOneBufferPerCredit() throws Exception {
-    InetSocketAddress at = placement.place(4).get();
+    InetSocketAddress at = placement.place(4, 16, 16).get();
     MapPartitionId id = new MapPartitionId(APP, 4, 0, 0);
     int regions = 3;
     try (MapPartitionWriter w =
@@ -364,6 +364,8 @@ class MapPartitionIT {
                     .setRequestId(rid)
                     .setAppId(APP)
                     .setShuffleId(9)
+                    .setNumMaps(16)
+                    .setNumPartitions(1024)
                     .build(),
                 rid));
     MapPartitionRef ref =
@@ -472,6 +474,8 @@ class MapPartitionIT {
                     .setRequestId(rid)
                     .setAppId(APP)
                     .setShuffleId(5)
+                    .setNumMaps(16)
+                    .setNumPartitions(1024)
                     .build(),
                 rid));
     MapPartitionRef ref =
@@ -553,7 +557,7 @@ class MapPartitionIT {
     assertThat(cluster.memoryHeld()).isZero();
 
     // the server still serves a good partition
-    InetSocketAddress at = placement.place(6).get();
+    InetSocketAddress at = placement.place(6, 16, 16).get();
     MapPartitionId id = new MapPartitionId(APP, 6, 0, 0);
     try (MapPartitionWriter w =
         MapPartitionWriter.open(context, id, at.getHostString(), at.getPort(), 2, BLOCK)) {
@@ -571,7 +575,7 @@ class MapPartitionIT {
 
   @Test
   void readingAReleasedPartitionFailsNamingIt() throws Exception {
-    InetSocketAddress at = placement.place(2).get();
+    InetSocketAddress at = placement.place(2, 16, 16).get();
     MapPartitionId id = new MapPartitionId(APP, 2, 4, 1);
     try (MapPartitionWriter w =
         MapPartitionWriter.open(
@@ -595,7 +599,7 @@ class MapPartitionIT {
 
   @Test
   void committedPartitionsAreServedAgainAfterARestartAndReleasedOnesAreNot() throws Exception {
-    InetSocketAddress at = placement.place(8).get();
+    InetSocketAddress at = placement.place(8, 16, 16).get();
     MapPartitionId kept = new MapPartitionId(APP, 8, 0, 0);
     MapPartitionId released = new MapPartitionId(APP, 8, 1, 0);
     MapPartitionId damaged = new MapPartitionId(APP, 8, 3, 0);
@@ -652,9 +656,10 @@ class MapPartitionIT {
 
   @Test
   void aStoppedServerIsReportedLostAndNotPlacedOn() throws Exception {
-    InetSocketAddress at = placement.place(1).get();
+    InetSocketAddress at = placement.place(1, 16, 16).get();
     server().close();
-    assertThatThrownBy(() -> placement.place(1).get()).hasMessageContaining("no Sluice server");
+    assertThatThrownBy(() -> placement.place(1, 16, 16).get())
+        .hasMessageContaining("no Sluice server");
     assertThat(lost).containsExactly(at);
   }
 }

@@ -56,7 +56,7 @@ class MapPartitionPressureIT {
       MapPartitionPlacement placement =
           new MapPartitionPlacement(cluster.context(), TestCluster.APP_ID, List.of(at), s -> {});
       try {
-        placement.place(0).get(10, TimeUnit.SECONDS);
+        placement.place(0, 16, 16).get(10, TimeUnit.SECONDS);
         ExecutorService pool = Executors.newFixedThreadPool(WRITERS);
         try {
           List<Future<?>> writes = new ArrayList<>();

@@ -13,6 +13,7 @@ import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.storage.DataDirectories;
 import io.sluice.server.storage.ReducePartitionSplit;
 import io.sluice.server.storage.ShuffleRegistry;
+import io.sluice.server.storage.ShuffleShape;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Map;
@@ -51,7 +52,10 @@ final class ServerFixture implements AutoCloseable {
 
   /** Pushes one batch of {@code payload} bytes from {@code map}; returns the split's answer. */
   Status push(String appId, int shuffleId, int partition, int epoch, int map, int payload) {
-    ReducePartitionSplit split = registry.register(appId, shuffleId).splitForPush(partition, epoch);
+    ReducePartitionSplit split =
+        registry
+            .register(appId, shuffleId, ShuffleShape.of(100, 100))
+            .splitForPush(partition, epoch);
     ByteBuf body = PooledByteBufAllocator.DEFAULT.directBuffer();
     BatchFormat.writeHeader(body, map, 0, 0, payload);
     body.writeBytes(new byte[payload]);

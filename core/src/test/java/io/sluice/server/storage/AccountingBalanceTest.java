@@ -66,7 +66,7 @@ class AccountingBalanceTest {
         int shuffleId = random.nextInt(4);
         int choice = random.nextInt(100);
         if (choice < 80) {
-          ServerShuffle shuffle = registry.register("app", shuffleId);
+          ServerShuffle shuffle = registry.register("app", shuffleId, ShuffleShape.of(1000, 1000));
           ByteBuf body = body(random);
           int bytes = body.readableBytes();
           ReducePartitionSplit split = null;
@@ -95,7 +95,7 @@ class AccountingBalanceTest {
           work.add(registry.unregisterShuffle("app", shuffleId));
         } else {
           DataDirectory d = dirs.all().get(random.nextInt(3));
-          dirs.failed(d, "injected by the test");
+          dirs.failed(d, "injected by the test", new java.io.IOException("injected"));
         }
         assertThat(memory.held()).isBetween(0L, memory.max());
       }

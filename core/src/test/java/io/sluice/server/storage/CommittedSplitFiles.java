@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.BitSet;
 import java.util.List;
 
 /** Test helper: writes a split file from batches and describes it as a committed split. */
@@ -35,11 +34,11 @@ public final class CommittedSplitFiles {
   /** Writes {@code batches} in order to {@code file}, with one chunk holding everything. */
   public static CommittedSplitFile write(Path file, int partition, List<Batch> batches)
       throws IOException {
-    BitSet maps = new BitSet();
+    MapIndexSet maps = new MapIndexSet();
     try (var out = Files.newOutputStream(file)) {
       for (Batch b : batches) {
         out.write(b.bytes());
-        maps.set(b.mapIndex);
+        maps.add(b.mapIndex);
       }
     }
     long length = Files.size(file);

@@ -80,14 +80,30 @@ class ReducePartitionSplitTest {
     assertThat(memory.held()).isZero();
     assertThat(file.length()).isEqualTo(offset).isEqualTo(Files.size(file.path()));
     assertThat(file.path().getFileName().toString()).isEqualTo("2-0.data");
-    assertThat(file.mapIndexes().cardinality()).isEqualTo(3);
+    assertThat(file.mapIndexes().toRuns()).containsExactly(0, 3);
     List<Long> chunks = file.chunkOffsets();
     assertThat(chunks.get(0)).isZero();
     assertThat(chunks.get(chunks.size() - 1)).isEqualTo(offset);
     assertThat(chunks.size()).isGreaterThan(2);
     for (int i = 1; i < chunks.size() - 1; i++) {
       assertThat(batchStarts).contains(chunks.get(i));
-      assertThat(chunks.get(i) - chunks.get(i - 1)).isGreaterThanOrEqualTo(4096);
+    }
+    for (int i = 1; i < chunks.size(); i++) {
+      // a chunk ends before the batch that would take it past the chunk size
+      long chunk = chunks.get(i) - chunks.get(i - 1);
+      int firstBatch = batchStarts.indexOf(chunks.get(i - 1));
+      long firstBatchSize =
+          (firstBatch + 1 < batchStarts.size() ? batchStarts.get(firstBatch + 1) : offset)
+              - chunks.get(i - 1);
+      assertThat(chunk).isLessThanOrEqualTo(Math.max(4096, firstBatchSize));
+      if (i + 1 < chunks.size()) {
+        int next = batchStarts.indexOf(chunks.get(i));
+        long nextBatch =
+            (next + 1 < batchStarts.size() ? batchStarts.get(next + 1) : offset) - chunks.get(i);
+        assertThat(chunk + nextBatch)
+            .as("chunk %d could have taken the next batch", i)
+            .isGreaterThan(4096);
+      }
     }
     // batch headers are where they should be
     ByteBuffer content = ByteBuffer.wrap(Files.readAllBytes(file.path()));

@@ -1,0 +1,252 @@
+package io.sluice.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.protobuf.MessageLite;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.sluice.network.Message;
+import io.sluice.protocol.BatchFormat;
+import io.sluice.protocol.MessageType;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.Heartbeat;
+import io.sluice.protocol.proto.MapPartitionRef;
+import io.sluice.protocol.proto.OpenMapStream;
+import io.sluice.protocol.proto.OpenStream;
+import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.RegionData;
+import io.sluice.protocol.proto.RegionStart;
+import io.sluice.protocol.proto.RegisterShuffle;
+import io.sluice.protocol.proto.ServerAddress;
+import io.sluice.protocol.proto.Status;
+import io.sluice.testutil.RawConnection;
+import io.sluice.testutil.TestCluster;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.function.LongFunction;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every count, index and length a stranger can put in a request, at its boundaries, against a real
+ * server: each is answered with the exact status and a message naming the field and its limit,
+ * before anything is allocated for it, and the server keeps serving.
+ */
+class HostileRequestsIT {
+  private static final String APP = TestCluster.APP_ID;
+  private static final int MAPS = 4;
+  private static final int PARTITIONS = 8;
+
+  @TempDir Path tmp;
+  private TestCluster cluster;
+  private ServerAddress server;
+
+  @BeforeEach
+  void start() throws Exception {
+    cluster = TestCluster.start(tmp, 1, Map.of("sluice.memory.max", "8m"));
+    server = cluster.addresses().get(0);
+    call(register(1, MAPS, PARTITIONS));
+    call(register(2, MAPS, 16));
+  }
+
+  @AfterEach
+  void stop() {
+    cluster.close();
+    assertThat(cluster.memoryHeld()).as("memory held after the servers stopped").isZero();
+  }
+
+  private void call(LongFunction<Message> request) throws Exception {
+    cluster.context().call(server, request);
+  }
+
+  private void assertStatus(LongFunction<Message> request, Status status, String... words) {
+    assertThatThrownBy(() -> call(request))
+        .isInstanceOfSatisfying(
+            StatusException.class, e -> assertThat(e.status()).isEqualTo(status))
+        .hasMessageContainingAll(words);
+  }
+
+  private static LongFunction<Message> request(MessageType type, MessageLite header) {
+    return id -> Messages.request(type, withRequestId(header, id), id);
+  }
+
+  private static MessageLite withRequestId(MessageLite header, long id) {
+    // every request header has request_id as field 1
+    try {
+      MessageLite.Builder b = header.toBuilder();
+      b.getClass().getMethod("setRequestId", long.class).invoke(b, id);
+      return b.build();
+    } catch (ReflectiveOperationException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  private static LongFunction<Message> register(int shuffle, int maps, int partitions) {
+    return request(
+        MessageType.REGISTER_SHUFFLE,
+        RegisterShuffle.newBuilder()
+            .setAppId(APP)
+            .setShuffleId(shuffle)
+            .setNumMaps(maps)
+            .setNumPartitions(partitions)
+            .build());
+  }
+
+  private static ByteBuf batch(int map, int length) {
+    ByteBuf b = Unpooled.directBuffer();
+    BatchFormat.writeHeader(b, map, 0, 0, length);
+    b.writeZero(length);
+    return b;
+  }
+
+  private static LongFunction<Message> push(int partition, int epoch, int map) {
+    return id ->
+        Messages.request(
+            MessageType.PUSH_DATA,
+            PushData.newBuilder()
+                .setRequestId(id)
+                .setAppId(APP)
+                .setShuffleId(1)
+                .setPartitionId(partition)
+                .setEpoch(epoch)
+                .build(),
+            id,
+            batch(map, 16));
+  }
+
+  private static MapPartitionRef ref(int map) {
+    return MapPartitionRef.newBuilder()
+        .setAppId(APP)
+        .setShuffleId(2)
+        .setMapIndex(map)
+        .setAttempt(0)
+        .build();
+  }
+
+  private static LongFunction<Message> regionStart(int map, int subpartitions, int region) {
+    return request(
+        MessageType.REGION_START,
+        RegionStart.newBuilder()
+            .setPartition(ref(map))
+            .setNumSubpartitions(subpartitions)
+            .setRegionIndex(region)
+            .build());
+  }
+
+  @Test
+  void pushHeadersAreCheckedAgainstTheRegisteredShape() throws Exception {
+    // one 48-byte push naming map 2^31-2 once grew a split's map set to 256 MiB
+    assertStatus(
+        push(0, 0, Integer.MAX_VALUE - 1),
+        Status.BAD_REQUEST,
+        "names map index 2147483646 but the shuffle registered 4 maps");
+    assertStatus(push(0, 0, MAPS), Status.BAD_REQUEST, "map index 4");
+    assertStatus(
+        push(Integer.MAX_VALUE, 0, 0),
+        Status.BAD_REQUEST,
+        "partition 2147483647 is outside [0, 8)");
+    assertStatus(push(PARTITIONS, 0, 0), Status.BAD_REQUEST, "partition 8 is outside [0, 8)");
+    assertStatus(
+        push(0, Integer.MAX_VALUE, 0),
+        Status.BAD_REQUEST,
+        "epoch 2147483647 is outside [0, 65536)");
+    assertStatus(push(0, -1, 0), Status.BAD_REQUEST, "epoch -1 is outside");
+    assertThat(cluster.server(0).registry().get(APP, 1).shape().numMaps()).isEqualTo(MAPS);
+    // nothing was taken, so no split exists
+    assertThat(cluster.server(0).memory().held()).isZero();
+    call(push(PARTITIONS - 1, 0, MAPS - 1));
+  }
+
+  @Test
+  void registrationsAreChecked() throws Exception {
+    assertStatus(register(3, -1, 4), Status.BAD_REQUEST, "num_maps -1 is negative");
+    assertStatus(register(3, 4, -5), Status.BAD_REQUEST, "num_partitions -5 is negative");
+    assertStatus(
+        register(1, MAPS, PARTITIONS + 1),
+        Status.BAD_REQUEST,
+        "is registered with 4 maps and 8 partitions",
+        "cannot be registered again with 4 maps and 9 partitions");
+    call(register(1, MAPS, PARTITIONS)); // the same shape again is fine
+  }
+
+  @Test
+  void regionStartsAreCheckedBeforeAnythingIsAllocated() throws Exception {
+    // 100,000,000 subpartitions once took 1.5 GiB of heap; 2^31-1 an OutOfMemoryError
+    assertStatus(
+        regionStart(0, 100_000_000, 0),
+        Status.BAD_REQUEST,
+        "num_subpartitions 100000000",
+        "is outside [1, 16]");
+    assertStatus(regionStart(0, Integer.MAX_VALUE, 0), Status.BAD_REQUEST, "2147483647");
+    assertStatus(regionStart(0, 0, 0), Status.BAD_REQUEST, "num_subpartitions 0");
+    assertStatus(
+        regionStart(Integer.MAX_VALUE, 4, 0),
+        Status.BAD_REQUEST,
+        "map index 2147483647 is outside [0, 4)");
+    assertStatus(regionStart(0, 4, -1), Status.BAD_REQUEST, "region_index -1");
+    assertStatus(
+        request(
+            MessageType.REGION_DATA,
+            RegionData.newBuilder().setPartition(ref(-3)).setRegionIndex(0).build()),
+        Status.BAD_REQUEST,
+        "negative shuffle, map index or attempt (2, -3, 0)");
+    assertThat(cluster.server(0).registry().get(APP, 2).mapPartitionCount()).isZero();
+    call(regionStart(1, 16, 0));
+  }
+
+  @Test
+  void readsAreChecked() throws Exception {
+    assertStatus(
+        request(
+            MessageType.OPEN_STREAM,
+            OpenStream.newBuilder()
+                .setAppId(APP)
+                .setShuffleId(1)
+                .setPartitionId(Integer.MAX_VALUE)
+                .setEndMapIndex(1)
+                .build()),
+        Status.BAD_REQUEST,
+        "partition 2147483647 is outside [0, 8)");
+    assertStatus(
+        request(
+            MessageType.OPEN_MAP_STREAM,
+            OpenMapStream.newBuilder()
+                .setPartition(ref(Integer.MAX_VALUE))
+                .setEndSubpartition(Integer.MAX_VALUE)
+                .build()),
+        Status.BAD_REQUEST,
+        "map index 2147483647 is outside [0, 4)");
+  }
+
+  @Test
+  void oversizedFramesCloseOnlyTheirConnection() throws Exception {
+    int port = cluster.server(0).port();
+    // a control frame over sluice.network.maxControlFrameSize (64k)
+    try (RawConnection c = new RawConnection("127.0.0.1", port)) {
+      c.send(
+          RawConnection.frame(
+              MessageType.HEARTBEAT,
+              Heartbeat.newBuilder().setRequestId(1).setAppId("x".repeat(100_000)).build(),
+              new byte[0]));
+      assertThat(c.closedByServerWithin(30_000)).isTrue();
+    }
+    // a push body larger than sluice.memory.max (8m) can never be reserved
+    try (RawConnection c = new RawConnection("127.0.0.1", port)) {
+      byte[] header =
+          PushData.newBuilder().setRequestId(1).setAppId(APP).setShuffleId(1).build().toByteArray();
+      java.io.DataOutputStream out = new java.io.DataOutputStream(c.output());
+      out.writeInt(5 + header.length + (16 << 20));
+      out.writeByte(MessageType.PUSH_DATA.id());
+      out.writeInt(header.length);
+      out.write(header);
+      out.flush();
+      assertThat(c.closedByServerWithin(30_000)).isTrue();
+    }
+    assertThat(cluster.server(0).memory().held()).isZero();
+    call(push(0, 0, 0));
+  }
+}
