@@ -62,7 +62,13 @@ public final class MapOutputPusher implements Closeable {
   private final byte[][] buffers;
   private final int[] fill;
   private final long[] bytesPushed;
-  private int nextBatchId;
+
+  /**
+   * The next batch id of each partition: ids count densely from 0 per (map attempt, partition), so
+   * a reader of one partition remembers the ids it saw as one run per map ({@code BatchFilter}).
+   */
+  private final int[] nextBatchIds;
+
   private final Object lock = new Object();
   // guarded by lock
   private int outstanding;
@@ -99,6 +105,7 @@ public final class MapOutputPusher implements Closeable {
     this.buffers = new byte[locations.size()][];
     this.fill = new int[locations.size()];
     this.bytesPushed = new long[locations.size()];
+    this.nextBatchIds = new int[locations.size()];
   }
 
   /**
@@ -146,7 +153,7 @@ public final class MapOutputPusher implements Closeable {
   }
 
   private void pushBatch(int partition, byte[] raw, int off, int len) throws IOException {
-    int batchId = nextBatchId++;
+    int batchId = nextBatchIds[partition]++;
     ByteBuf body =
         PooledByteBufAllocator.DEFAULT.directBuffer(
             BatchFormat.HEADER_SIZE + codec.maxCompressedLength(len));
