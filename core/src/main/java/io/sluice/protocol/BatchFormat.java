@@ -12,6 +12,8 @@ import io.netty.buffer.ByteBuf;
  * <p>{@code batchId} numbers the batches of one map attempt for one partition, densely from 0 in
  * the order the map task builds them; a batch sent again (a retry, a move to a new split) keeps its
  * id, so a reader drops the copy by (partition, map, batch id). The server does not use it.
+ *
+ * <p>How large a batch and its payload may be is set out in {@link BatchLimits}.
  */
 public final class BatchFormat {
   public static final int HEADER_SIZE = 16;
