@@ -34,11 +34,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Pushes the output of one map attempt. Buffers records per partition; a full buffer becomes a
- * compressed batch pushed asynchronously, within the JVM's in-flight bound per server. CONGESTED
- * and connection failures are retried with jittered backoff; a location that refuses data
- * (HARD_SPLIT) or keeps failing is replaced through the coordinator and the batch resent there
- * (with the same batch id, so readers drop a duplicate). {@link #finish} pushes what is left, waits
- * for every acknowledgement and reports the map to the coordinator.
+ * compressed batch pushed asynchronously, within the JVM's in-flight bounds. CONGESTED and
+ * connection failures are retried with jittered backoff; a location that refuses data (HARD_SPLIT)
+ * or keeps failing is replaced through the coordinator and the batch resent there (with the same
+ * batch id, so readers drop a duplicate). {@link #finish} pushes what is left, waits for every
+ * acknowledgement and reports the map to the coordinator.
  *
  * <p>Not thread safe: one task thread calls {@link #write} and {@link #finish}; responses are
  * handled on network threads.
