@@ -1,6 +1,7 @@
 package io.sluice.client;
 
 import io.netty.buffer.ByteBuf;
+import io.sluice.protocol.BatchLimits;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import net.jpountz.lz4.LZ4Compressor;
@@ -28,11 +29,25 @@ public abstract class BatchCodec {
     }
   }
 
-  /** Most bytes {@link #compress} may write for {@code rawLength} input bytes. */
+  /**
+   * Most bytes {@link #compress} may write for {@code rawLength} input bytes ({@code rawLength} at
+   * most {@link BatchLimits#MAX_RAW_SIZE}).
+   */
   public abstract int maxCompressedLength(int rawLength);
 
   /** Appends the compressed form of {@code src[off, off+len)} to {@code out}. */
-  public abstract void compress(byte[] src, int off, int len, ByteBuf out);
+  public final void compress(byte[] src, int off, int len, ByteBuf out) {
+    compress(src, off, len, out, maxCompressedLength(len));
+  }
+
+  /**
+   * Appends the compressed form of {@code src[off, off+len)} to {@code out} if it takes at most
+   * {@code maxLength} bytes.
+   *
+   * @return the bytes appended, or -1 when the compressed form is larger (then {@code out} is as it
+   *     was, though its capacity may have grown)
+   */
+  public abstract int compress(byte[] src, int off, int len, ByteBuf out, int maxLength);
 
   /**
    * Decompresses a payload.
@@ -48,8 +63,12 @@ public abstract class BatchCodec {
     }
 
     @Override
-    public void compress(byte[] src, int off, int len, ByteBuf out) {
+    public int compress(byte[] src, int off, int len, ByteBuf out, int maxLength) {
+      if (len > maxLength) {
+        return -1;
+      }
       out.writeBytes(src, off, len);
+      return len;
     }
 
     @Override
@@ -76,14 +95,26 @@ public abstract class BatchCodec {
     }
 
     @Override
-    public void compress(byte[] src, int off, int len, ByteBuf out) {
-      out.ensureWritable(maxCompressedLength(len));
+    public int compress(byte[] src, int off, int len, ByteBuf out, int maxLength) {
+      int max = Math.min(maxCompressedLength(len), maxLength);
+      if (max < 4) {
+        return -1;
+      }
+      out.ensureWritable(max);
+      int start = out.writerIndex();
       out.writeInt(len);
-      ByteBuffer dest = out.nioBuffer(out.writerIndex(), out.writableBytes());
-      int written =
-          compressor.compress(
-              ByteBuffer.wrap(src), off, len, dest, dest.position(), dest.remaining());
+      ByteBuffer dest = out.nioBuffer(out.writerIndex(), max - 4);
+      int written;
+      try {
+        written =
+            compressor.compress(
+                ByteBuffer.wrap(src), off, len, dest, dest.position(), dest.remaining());
+      } catch (net.jpountz.lz4.LZ4Exception e) {
+        out.writerIndex(start); // the block needs more than maxLength bytes
+        return -1;
+      }
       out.writerIndex(out.writerIndex() + written);
+      return 4 + written;
     }
 
     @Override
@@ -92,8 +123,13 @@ public abstract class BatchCodec {
         throw new IOException("LZ4 payload of " + payload.readableBytes() + " bytes is truncated");
       }
       int rawLength = payload.getInt(payload.readerIndex());
-      if (rawLength < 0 || rawLength > (256 << 20)) {
-        throw new IOException("LZ4 payload claims an impossible raw length " + rawLength);
+      if (rawLength < 0 || rawLength > BatchLimits.MAX_RAW_SIZE) {
+        throw new IOException(
+            "LZ4 payload claims an impossible raw length "
+                + rawLength
+                + " (a batch holds at most "
+                + BatchLimits.MAX_RAW_SIZE
+                + " bytes uncompressed)");
       }
       byte[] raw = new byte[rawLength];
       ByteBuffer src = payload.nioBuffer(payload.readerIndex() + 4, payload.readableBytes() - 4);

@@ -18,6 +18,12 @@ public final class ClientConf {
           "sluice.push.maxInFlightBytesPerServer",
           "32m",
           "Pushed bytes a client JVM may have unacknowledged per server; writers wait beyond it.");
+  public static final ConfigKey<Long> PUSH_MAX_IN_FLIGHT =
+      ConfigKey.bytes(
+          "sluice.push.maxInFlightBytes",
+          "256m",
+          "Pushed bytes a client JVM may have unacknowledged over all servers together; writers"
+              + " wait beyond it.");
   public static final ConfigKey<Integer> PUSH_MAX_RETRIES =
       ConfigKey.integer(
           "sluice.push.maxRetries",
@@ -79,6 +85,7 @@ public final class ClientConf {
       List.of(
           PUSH_BUFFER_SIZE,
           PUSH_MAX_IN_FLIGHT_PER_SERVER,
+          PUSH_MAX_IN_FLIGHT,
           PUSH_MAX_RETRIES,
           PUSH_RETRY_WAIT,
           PUSH_RETRY_MAX_WAIT,
@@ -94,6 +101,7 @@ public final class ClientConf {
 
   private final int pushBufferSize;
   private final long maxInFlightPerServer;
+  private final long maxInFlight;
   private final int maxRetries;
   private final long retryWaitMillis;
   private final long retryMaxWaitMillis;
@@ -117,6 +125,10 @@ public final class ClientConf {
     this.maxInFlightPerServer = conf.get(PUSH_MAX_IN_FLIGHT_PER_SERVER);
     if (maxInFlightPerServer < 1) {
       throw new IllegalArgumentException(PUSH_MAX_IN_FLIGHT_PER_SERVER + " must be positive");
+    }
+    this.maxInFlight = conf.get(PUSH_MAX_IN_FLIGHT);
+    if (maxInFlight < 1) {
+      throw new IllegalArgumentException(PUSH_MAX_IN_FLIGHT + " must be positive");
     }
     this.maxRetries = conf.get(PUSH_MAX_RETRIES);
     if (maxRetries < 0) {
@@ -166,6 +178,11 @@ public final class ClientConf {
   /** Bytes. */
   public long maxInFlightPerServer() {
     return maxInFlightPerServer;
+  }
+
+  /** Bytes, over all servers together; the smaller of this and the per-server bound applies. */
+  public long maxInFlight() {
+    return maxInFlight;
   }
 
   public int maxRetries() {

@@ -44,7 +44,10 @@ public final class ClientContext implements Closeable {
     this.scheduler =
         Executors.newScheduledThreadPool(1, new DefaultThreadFactory("sluice-client-retry", true));
     this.inFlight =
-        new InFlightLimiter(this.conf.maxInFlightPerServer(), this.conf.pushTimeoutMillis());
+        new InFlightLimiter(
+            this.conf.maxInFlightPerServer(),
+            this.conf.maxInFlight(),
+            this.conf.pushTimeoutMillis());
   }
 
   public ClientConf conf() {
@@ -59,7 +62,7 @@ public final class ClientContext implements Closeable {
     return pool;
   }
 
-  /** The JVM-wide bound on unacknowledged pushed bytes per server. */
+  /** The JVM's bounds on unacknowledged pushed bytes, per server and over all servers. */
   public InFlightLimiter inFlight() {
     return inFlight;
   }

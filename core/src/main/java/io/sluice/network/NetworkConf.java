@@ -20,7 +20,8 @@ public final class NetworkConf {
       ConfigKey.bytes(
           "sluice.network.maxFrameSize",
           "128m",
-          "Largest frame accepted; a larger one closes the connection that sent it.");
+          "Largest frame accepted; a larger one closes the connection that sent it. Set the same on"
+              + " servers and clients: a pushed batch takes at most half of it.");
   public static final ConfigKey<Integer> CONNECTIONS_PER_SERVER =
       ConfigKey.integer(
           "sluice.network.connectionsPerServer",

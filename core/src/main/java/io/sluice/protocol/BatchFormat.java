@@ -8,6 +8,12 @@ import io.netty.buffer.ByteBuf;
  * <p>Layout, big-endian: {@code mapIndex:int32 | attempt:int32 | batchId:int32 | length:int32}
  * followed by {@code length} payload bytes (compressed, serialized records; the server never looks
  * inside). A push body and a split file are plain sequences of batches.
+ *
+ * <p>{@code batchId} numbers the batches of one map attempt for one partition, densely from 0 in
+ * the order the map task builds them; a batch sent again (a retry, a move to a new split) keeps its
+ * id, so a reader drops the copy by (partition, map, batch id). The server does not use it.
+ *
+ * <p>How large a batch and its payload may be is set out in {@link BatchLimits}.
  */
 public final class BatchFormat {
   public static final int HEADER_SIZE = 16;

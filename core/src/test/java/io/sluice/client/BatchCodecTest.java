@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.sluice.protocol.BatchLimits;
 import java.io.IOException;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -37,6 +38,28 @@ class BatchCodecTest {
     ByteBuf absurd = Unpooled.buffer().writeInt(-5);
     assertThatThrownBy(() -> BatchCodec.LZ4.decompress(absurd))
         .hasMessageContaining("impossible raw length");
+  }
+
+  @Test
+  void readersAcceptExactlyTheRawSizeWritersMayBuild() {
+    ByteBuf over = Unpooled.buffer().writeInt(BatchLimits.MAX_RAW_SIZE + 1).writeZero(16);
+    assertThatThrownBy(() -> BatchCodec.LZ4.decompress(over))
+        .hasMessageContaining("impossible raw length")
+        .hasMessageContaining("" + BatchLimits.MAX_RAW_SIZE);
+  }
+
+  @Test
+  void boundedCompressionAppendsNothingWhenTheResultIsTooLarge() {
+    byte[] noise = new byte[10_000];
+    new Random(3).nextBytes(noise);
+    for (BatchCodec codec : new BatchCodec[] {BatchCodec.LZ4, BatchCodec.NONE}) {
+      ByteBuf out = Unpooled.directBuffer().writeInt(42);
+      assertThat(codec.compress(noise, 0, noise.length, out, 9_000)).isEqualTo(-1);
+      assertThat(out.readableBytes()).isEqualTo(4);
+      int n = codec.compress(noise, 0, noise.length, out, codec.maxCompressedLength(noise.length));
+      assertThat(out.readableBytes()).isEqualTo(4 + n);
+      out.release();
+    }
   }
 
   @Test

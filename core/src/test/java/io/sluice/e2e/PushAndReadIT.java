@@ -167,6 +167,57 @@ class PushAndReadIT {
     }
   }
 
+  /** A reader remembers one run of ids per (partition, map) only if the pusher numbers them so. */
+  @Test
+  void batchIdsCountFromZeroPerMapAndPartition() throws Exception {
+    int partitions = 6;
+    Map<String, String> conf =
+        Map.of("sluice.push.compression", "none", "sluice.push.bufferSize", "4k");
+    try (TestCluster cluster = TestCluster.start(tmp, 2, conf)) {
+      cluster.coordinator().registerShuffle(7, 2, partitions);
+      for (int map = 0; map < 2; map++) {
+        try (MapOutputPusher pusher = cluster.pusher(7, map, 0)) {
+          for (int seq = 0; seq < 30; seq++) {
+            for (int p = 0; p < partitions; p++) {
+              byte[] r = Records.record(map, p, seq, 2000);
+              pusher.write(p, r, 0, r.length);
+            }
+          }
+          pusher.finish();
+        }
+      }
+      cluster.coordinator().committed(7).get(1, TimeUnit.MINUTES);
+      Map<List<Integer>, List<Integer>> ids =
+          new java.util.TreeMap<>(
+              java.util.Comparator.comparing((List<Integer> k) -> k.get(0))
+                  .thenComparing(k -> k.get(1)));
+      for (Path file : dataFiles(tmp)) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(Files.readAllBytes(file));
+        while (b.hasRemaining()) {
+          int map = b.getInt();
+          b.getInt();
+          int batchId = b.getInt();
+          int length = b.getInt();
+          int partition = b.getInt(b.position() + 4); // the first record's header names it
+          b.position(b.position() + length);
+          ids.computeIfAbsent(List.of(partition, map), k -> new ArrayList<>()).add(batchId);
+        }
+      }
+      assertThat(ids).hasSize(2 * partitions);
+      ids.forEach(
+          (key, seen) -> {
+            seen.sort(null);
+            assertThat(seen)
+                .as("batch ids of (partition, map) %s", key)
+                .hasSize(15)
+                .isEqualTo(
+                    java.util.stream.IntStream.range(0, 15)
+                        .boxed()
+                        .collect(java.util.stream.Collectors.toList()));
+          });
+    }
+  }
+
   static List<Path> dataFiles(Path root) throws Exception {
     try (Stream<Path> walk = Files.walk(root)) {
       return walk.filter(p -> p.toString().contains(".data"))

@@ -59,7 +59,7 @@ class PartitionRoundTripTest {
     network = new NetworkBufferPool(64, SEGMENT);
     server = InetSocketAddress.createUnresolved("127.0.0.1", cluster.server(0).port());
     placement = new MapPartitionPlacement(cluster.context(), APP, List.of(server), s -> {});
-    placement.place(0).get(10, TimeUnit.SECONDS);
+    placement.place(0, 4, SUBPARTITIONS).get(10, TimeUnit.SECONDS);
   }
 
   @AfterEach

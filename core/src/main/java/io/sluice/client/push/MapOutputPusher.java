@@ -8,7 +8,7 @@ import io.sluice.client.ClientContext;
 import io.sluice.client.coordinator.CoordinatorClient;
 import io.sluice.common.Ids;
 import io.sluice.network.TransportClient;
-import io.sluice.protocol.BatchFormat;
+import io.sluice.protocol.BatchLimits;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.StatusException;
@@ -34,11 +34,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Pushes the output of one map attempt. Buffers records per partition; a full buffer becomes a
- * compressed batch pushed asynchronously, within the JVM's in-flight bound per server. CONGESTED
- * and connection failures are retried with jittered backoff; a location that refuses data
- * (HARD_SPLIT) or keeps failing is replaced through the coordinator and the batch resent there
- * (with the same batch id, so readers drop a duplicate). {@link #finish} pushes what is left, waits
- * for every acknowledgement and reports the map to the coordinator.
+ * compressed batch pushed asynchronously, within the JVM's in-flight bounds. CONGESTED and
+ * connection failures are retried with jittered backoff; a location that refuses data (HARD_SPLIT)
+ * or keeps failing is replaced through the coordinator and the batch resent there (with the same
+ * batch id, so readers drop a duplicate). {@link #finish} pushes what is left, waits for every
+ * acknowledgement and reports the map to the coordinator.
  *
  * <p>Not thread safe: one task thread calls {@link #write} and {@link #finish}; responses are
  * handled on network threads.
@@ -46,7 +46,10 @@ import org.slf4j.LoggerFactory;
 public final class MapOutputPusher implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(MapOutputPusher.class);
 
-  /** First size of a partition's buffer; it doubles up to {@code sluice.push.bufferSize}. */
+  /**
+   * First size of a partition's buffer; it doubles up to {@code sluice.push.bufferSize}, or less
+   * when that would not always fit in a batch ({@link BatchEncoder#maxRawAlwaysFits}).
+   */
   static final int INITIAL_BUFFER_SIZE = 4096;
 
   private final ClientContext context;
@@ -56,13 +59,20 @@ public final class MapOutputPusher implements Closeable {
   private final int mapIndex;
   private final int attempt;
   private final BatchCodec codec;
+  private final BatchEncoder batches;
   private final Backoff backoff;
   private final int bufferSize;
   private final AtomicReferenceArray<PartitionLocation> locations;
   private final byte[][] buffers;
   private final int[] fill;
   private final long[] bytesPushed;
-  private int nextBatchId;
+
+  /**
+   * The next batch id of each partition: ids count densely from 0 per (map attempt, partition), so
+   * a reader of one partition remembers the ids it saw as one run per map ({@code BatchFilter}).
+   */
+  private final int[] nextBatchIds;
+
   private final Object lock = new Object();
   // guarded by lock
   private int outstanding;
@@ -94,16 +104,28 @@ public final class MapOutputPusher implements Closeable {
     this.codec = context.conf().codec();
     this.backoff =
         new Backoff(context.conf().retryWaitMillis(), context.conf().retryMaxWaitMillis());
-    this.bufferSize = context.conf().pushBufferSize();
+    this.batches =
+        new BatchEncoder(
+            codec,
+            PooledByteBufAllocator.DEFAULT,
+            BatchLimits.maxBatchSize(
+                context.networkConf().maxFrameSize(), BatchLimits.maxPushHeaderSize(appId)),
+            BatchLimits.MAX_RAW_SIZE);
+    this.bufferSize = Math.min(context.conf().pushBufferSize(), batches.maxRawAlwaysFits());
     this.locations = new AtomicReferenceArray<>(locations.toArray(new PartitionLocation[0]));
     this.buffers = new byte[locations.size()][];
     this.fill = new int[locations.size()];
     this.bytesPushed = new long[locations.size()];
+    this.nextBatchIds = new int[locations.size()];
   }
 
   /**
    * Adds {@code len} bytes of whole, serialized records to a partition. A write is never split
    * across batches, so each batch payload decodes on its own.
+   *
+   * @throws IOException naming the map, the partition, the size and the setting to change when the
+   *     write does not fit in one batch ({@link BatchLimits}): more than 1 GiB, or more than half
+   *     of {@code sluice.network.maxFrameSize} once compressed; or when an earlier push failed
    */
   public void write(int partition, byte[] bytes, int off, int len) throws IOException {
     checkFailure();
@@ -146,13 +168,11 @@ public final class MapOutputPusher implements Closeable {
   }
 
   private void pushBatch(int partition, byte[] raw, int off, int len) throws IOException {
-    int batchId = nextBatchId++;
-    ByteBuf body =
-        PooledByteBufAllocator.DEFAULT.directBuffer(
-            BatchFormat.HEADER_SIZE + codec.maxCompressedLength(len));
-    BatchFormat.writeHeader(body, mapIndex, attempt, batchId, 0);
-    codec.compress(raw, off, len, body);
-    body.setInt(12, body.readableBytes() - BatchFormat.HEADER_SIZE);
+    ByteBuf body = batches.encode(mapIndex, attempt, nextBatchIds[partition], raw, off, len);
+    if (body == null) {
+      throw tooLarge(partition, len);
+    }
+    nextBatchIds[partition]++;
     bytesPushed[partition] += body.readableBytes();
     PendingPush push = new PendingPush(partition, body);
     PartitionLocation full = softSplits.remove(partition);
@@ -174,6 +194,28 @@ public final class MapOutputPusher implements Closeable {
       outstanding++;
     }
     send(push);
+  }
+
+  private IOException tooLarge(int partition, int len) {
+    String what = "A record of " + len + " bytes for " + describe(partition);
+    if (len > batches.maxRawSize()) {
+      return new IOException(
+          what
+              + " is larger than a batch holds uncompressed ("
+              + batches.maxRawSize()
+              + " bytes, no setting raises it); write smaller records");
+    }
+    return new IOException(
+        what
+            + " does not fit in one batch: compressed with "
+            + codec
+            + " it takes more than "
+            + batches.maxBatchSize()
+            + " bytes, the largest batch a frame of sluice.network.maxFrameSize ("
+            + context.networkConf().maxFrameSize()
+            + " bytes) carries, half of it. Raise sluice.network.maxFrameSize on the Sluice"
+            + " servers and in the application to more than twice the record's size, or write"
+            + " smaller records");
   }
 
   /** One batch on its way; owns {@link #body} until acknowledged or failed. */

@@ -33,10 +33,10 @@ import java.util.concurrent.TimeoutException;
  * Reads the committed data of partitions [start, end) of a shuffle for maps [startMapIndex,
  * endMapIndex): every split in turn, each as a stream of chunks with {@code
  * sluice.read.prefetchChunks} fetched ahead. Keeps only the winning attempt of each map and each
- * batch once, and hands out decompressed batches. Splits whose map set has nothing in the range are
- * skipped. The server is sent the map range: a range that leaves out some maps of a split is served
- * from the split's sorted copy (sort-on-read), so only those maps' batches travel. Not thread safe;
- * close it to release fetched chunks.
+ * batch once ({@link BatchFilter}), and hands out decompressed batches. Splits whose map set has
+ * nothing in the range are skipped. The server is sent the map range: a range that leaves out some
+ * maps of a split is served from the split's sorted copy (sort-on-read), so only those maps'
+ * batches travel. Not thread safe; close it to release fetched chunks.
  */
 public final class PartitionReader implements Closeable {
   private final ClientContext context;
@@ -141,8 +141,11 @@ public final class PartitionReader implements Closeable {
     if (length < 0 || length > chunk.readableBytes()) {
       throw corrupt("a batch of map " + mapIndex + " claiming " + length + " bytes");
     }
+    if (batchId < 0 || batchId == Integer.MAX_VALUE) {
+      throw corrupt("a batch of map " + mapIndex + " with batch id " + batchId);
+    }
     ByteBuf payload = chunk.readSlice(length);
-    if (!filter.accept(mapIndex, attempt, batchId)) {
+    if (!filter.accept(split.getPartitionId(), mapIndex, attempt, batchId)) {
       return null;
     }
     return new ShuffleBatch(split.getPartitionId(), mapIndex, codec.decompress(payload));
