@@ -21,6 +21,7 @@ import java.nio.file.Paths;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 /**
@@ -54,6 +55,12 @@ public final class PressureBenchmark {
     int partitions = 200;
 
     @Parameter(
+        names = "--batch-size",
+        description =
+            "sluice.push.bufferSize of the pushers: small values (e.g. 128) push tiny batches")
+    String batchSize = "64k";
+
+    @Parameter(
         names = "--dir",
         description = "Data directory (default: a fresh one under java.io.tmpdir, deleted after)")
     String dir;
@@ -70,7 +77,16 @@ public final class PressureBenchmark {
     final long pausedMillis;
     final long congested;
 
-    Run(long memoryMax, RoundResult result, long peakHeld, long pausedMillis, long congested) {
+    final long peakNettyDirect;
+
+    Run(
+        long memoryMax,
+        RoundResult result,
+        long peakHeld,
+        long pausedMillis,
+        long congested,
+        long peakNettyDirect) {
+      this.peakNettyDirect = peakNettyDirect;
       this.memoryMax = memoryMax;
       this.result = result;
       this.peakHeld = peakHeld;
@@ -125,12 +141,12 @@ public final class PressureBenchmark {
             o.unboundedMemory,
             Runtime.getRuntime().availableProcessors());
         out.println("warmup (256 MiB, not reported)");
-        runOnce(dir, unbounded, o.pushers, o.partitions, 256L << 20);
+        runOnce(dir, unbounded, o.pushers, o.partitions, 256L << 20, o.batchSize);
         out.println("run: memory max " + o.memory);
-        Run bounded = runOnce(dir, memory, o.pushers, o.partitions, size);
+        Run bounded = runOnce(dir, memory, o.pushers, o.partitions, size, o.batchSize);
         out.println("run: memory max " + o.unboundedMemory);
-        Run free = runOnce(dir, unbounded, o.pushers, o.partitions, size);
-        report(out, bounded, free);
+        Run free = runOnce(dir, unbounded, o.pushers, o.partitions, size, o.batchSize);
+        report(out, bounded, free, o.batchSize);
         return bounded.result.verified() && free.result.verified() ? 0 : 1;
       } finally {
         if (o.dir == null) {
@@ -148,7 +164,8 @@ public final class PressureBenchmark {
     }
   }
 
-  private static Run runOnce(Path dir, long memoryMax, int pushers, int partitions, long bytes)
+  private static Run runOnce(
+      Path dir, long memoryMax, int pushers, int partitions, long bytes, String batchSize)
       throws IOException, InterruptedException {
     SluiceConf conf =
         SluiceConf.of(
@@ -158,7 +175,8 @@ public final class PressureBenchmark {
                 ServerConf.DIRS.name(), dir.toString(),
                 ServerConf.MEMORY_MAX.name(), Long.toString(memoryMax),
                 ServerConf.COMMIT_FSYNC.name(), "true",
-                ClientConf.COMPRESSION.name(), "none"));
+                ClientConf.COMPRESSION.name(), "none",
+                ClientConf.PUSH_BUFFER_SIZE.name(), batchSize));
     try (ShuffleServer server =
             new ShuffleServer(
                 new ServerConf(conf), new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM);
@@ -181,21 +199,41 @@ public final class PressureBenchmark {
               partitions,
               2);
       RoundResult result;
+      AtomicLong peakNetty = new AtomicLong();
+      Thread sampler =
+          new Thread(
+              () -> {
+                while (!Thread.currentThread().isInterrupted()) {
+                  peakNetty.accumulateAndGet(server.nettyPinnedDirectMemory(), Math::max);
+                  try {
+                    Thread.sleep(5);
+                  } catch (InterruptedException e) {
+                    return;
+                  }
+                }
+              },
+              "netty-memory-sampler");
+      sampler.setDaemon(true);
+      sampler.start();
       try {
         result = round.run(0, pushers, bytes);
       } catch (IOException | RuntimeException e) {
         result = RoundResult.failed(pushers, e.toString());
+      } finally {
+        sampler.interrupt();
+        sampler.join();
       }
       return new Run(
           memoryMax,
           result,
           server.memory().peak(),
           server.memory().pausedMillis(),
-          server.metrics().pushesCongested().getCount());
+          server.metrics().pushesCongested().getCount(),
+          peakNetty.get());
     }
   }
 
-  private static void report(PrintStream out, Run bounded, Run free) {
+  private static void report(PrintStream out, Run bounded, Run free, String batchSize) {
     out.println();
     out.printf(
         Locale.ROOT,
@@ -221,6 +259,13 @@ public final class PressureBenchmark {
           r.result.readMBps(),
           r.result.verified() ? "yes" : "NO");
     }
+    out.printf(
+        Locale.ROOT,
+        "peak direct memory the server's Netty buffers pinned: %d bytes = %.2f x sluice.memory.max"
+            + " (batches of %s)%n",
+        bounded.peakNettyDirect,
+        (double) bounded.peakNettyDirect / bounded.memoryMax,
+        batchSize);
     double ratio = bounded.result.ingestMBps() / free.result.ingestMBps();
     out.printf(
         Locale.ROOT,
@@ -232,6 +277,13 @@ public final class PressureBenchmark {
             + bounded.memoryMax
             + ",\"peakHeldBytes\":"
             + bounded.peakHeld
+            + ",\"peakNettyDirectBytes\":"
+            + bounded.peakNettyDirect
+            + ",\"nettyDirectOverMax\":"
+            + Json.num((double) bounded.peakNettyDirect / bounded.memoryMax)
+            + ",\"batchSize\":\""
+            + batchSize
+            + "\""
             + ",\"withinBound\":"
             + (bounded.peakHeld <= bounded.memoryMax)
             + ",\"pausedMillis\":"
