@@ -2,6 +2,7 @@ package io.sluice.benchmarks;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.client.ClientContext;
+import io.sluice.client.PartitionLocations;
 import io.sluice.client.coordinator.CoordinatorClient;
 import io.sluice.client.coordinator.ShuffleCoordinator;
 import io.sluice.client.push.MapOutputPusher;
@@ -9,7 +10,6 @@ import io.sluice.client.read.PartitionReader;
 import io.sluice.client.read.ShuffleBatch;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.CommittedShuffle;
-import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.server.ServerMetrics;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -88,7 +88,7 @@ final class ShuffleRound {
   private RoundResult measure(ExecutorService tasks, int shuffleId, int pushers, long totalBytes)
       throws IOException, InterruptedException {
     RoundResult.Builder result = new RoundResult.Builder(pushers);
-    List<PartitionLocation> locations = coordinator.locations(shuffleId);
+    PartitionLocations locations = coordinator.locations(shuffleId);
     ReadVerifier verifier = new ReadVerifier(records, pushers, partitions);
     long congested = serverMetrics.pushesCongested().getCount();
 
@@ -149,7 +149,7 @@ final class ShuffleRound {
   }
 
   /** A map task: writes at least {@code share} bytes of records, then finishes the pusher. */
-  private MapOutput pushMap(int shuffleId, int map, long share, List<PartitionLocation> locations)
+  private MapOutput pushMap(int shuffleId, int map, long share, PartitionLocations locations)
       throws IOException {
     MapOutput out = new MapOutput(partitions);
     SplittableRandom random = new SplittableRandom(records.mapSeed(map));

@@ -1,6 +1,7 @@
 package io.sluice.client.coordinator;
 
 import io.sluice.client.ClientContext;
+import io.sluice.client.PartitionLocations;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.StatusException;
@@ -9,12 +10,12 @@ import io.sluice.protocol.proto.GetCommittedSplits;
 import io.sluice.protocol.proto.GetShuffleLocations;
 import io.sluice.protocol.proto.MapperEnd;
 import io.sluice.protocol.proto.PartitionLocation;
+import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.RevivePartition;
 import io.sluice.protocol.proto.ServerAddress;
-import io.sluice.protocol.proto.ShuffleLocations;
+import io.sluice.protocol.proto.Status;
 import java.io.IOException;
 import java.util.Collection;
-import java.util.List;
 
 /**
  * How tasks reach their application's coordinator, in whatever JVM it runs. Thread safe; calls
@@ -29,10 +30,10 @@ public final class CoordinatorClient {
     this.coordinator = coordinator;
   }
 
-  /** The current location of every partition of the shuffle, indexed by partition. */
-  public List<PartitionLocation> locations(int shuffleId) throws IOException, StatusException {
-    return context
-        .call(
+  /** The current location of every partition of the shuffle. */
+  public PartitionLocations locations(int shuffleId) throws IOException, StatusException {
+    return locationsOf(
+        context.call(
             coordinator,
             id ->
                 Messages.request(
@@ -41,19 +42,26 @@ public final class CoordinatorClient {
                         .setRequestId(id)
                         .setShuffleId(shuffleId)
                         .build(),
-                    id))
-        .getLocations()
-        .getLocationsList();
+                    id)));
+  }
+
+  private static PartitionLocations locationsOf(Response answer) throws StatusException {
+    try {
+      return PartitionLocations.fromProto(answer.getLocations());
+    } catch (IllegalArgumentException e) {
+      throw new StatusException(
+          Status.INTERNAL_ERROR, "the coordinator answered " + e.getMessage());
+    }
   }
 
   /**
    * The open generation of a shuffle (see {@link ShuffleCoordinator#openGeneration}) and the
-   * current location of each of its partitions: {@code getShuffleId()} is the id to push to and to
-   * report map ends to.
+   * current location of each of its partitions: {@link PartitionLocations#shuffleId()} is the id to
+   * push to and to report map ends to.
    */
-  public ShuffleLocations openGeneration(int shuffleId) throws IOException, StatusException {
-    return context
-        .call(
+  public PartitionLocations openGeneration(int shuffleId) throws IOException, StatusException {
+    return locationsOf(
+        context.call(
             coordinator,
             id ->
                 Messages.request(
@@ -63,8 +71,7 @@ public final class CoordinatorClient {
                         .setShuffleId(shuffleId)
                         .setOpenGeneration(true)
                         .build(),
-                    id))
-        .getLocations();
+                    id)));
   }
 
   /**

@@ -13,7 +13,6 @@ import io.sluice.protocol.proto.MapperEnd;
 import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.RevivePartition;
-import io.sluice.protocol.proto.ShuffleLocations;
 import io.sluice.protocol.proto.Status;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
@@ -45,12 +44,7 @@ final class CoordinatorRequestHandler implements RequestHandler {
                     : h.getShuffleId();
             channel.writeAndFlush(
                 Messages.response(
-                    ok(id)
-                        .setLocations(
-                            ShuffleLocations.newBuilder()
-                                .setShuffleId(shuffleId)
-                                .addAllLocations(coordinator.locations(shuffleId)))
-                        .build()));
+                    ok(id).setLocations(coordinator.locations(shuffleId).toProto()).build()));
             return;
           }
         case MAPPER_END:

@@ -5,6 +5,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.sluice.client.Backoff;
 import io.sluice.client.BatchCodec;
 import io.sluice.client.ClientContext;
+import io.sluice.client.PartitionLocations;
 import io.sluice.client.coordinator.CoordinatorClient;
 import io.sluice.common.Ids;
 import io.sluice.network.TransportClient;
@@ -28,7 +29,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,7 +58,15 @@ public final class MapOutputPusher implements Closeable {
   private final BatchCodec codec;
   private final Backoff backoff;
   private final int bufferSize;
-  private final AtomicReferenceArray<PartitionLocation> locations;
+  private final PartitionLocations placement;
+
+  /**
+   * Partitions moved since {@link #placement} was read (the coordinator answered a revive), with
+   * their newest location: O(moves), where a copy per partition would cost more than the shuffle's
+   * data when it has millions of partitions.
+   */
+  private final Map<Integer, PartitionLocation> moved = new ConcurrentHashMap<>();
+
   private final byte[][] buffers;
   private final int[] fill;
   private final long[] bytesPushed;
@@ -84,7 +92,7 @@ public final class MapOutputPusher implements Closeable {
       int shuffleId,
       int mapIndex,
       int attempt,
-      List<PartitionLocation> locations) {
+      PartitionLocations locations) {
     this.context = context;
     this.coordinator = coordinator;
     this.appId = appId;
@@ -95,10 +103,16 @@ public final class MapOutputPusher implements Closeable {
     this.backoff =
         new Backoff(context.conf().retryWaitMillis(), context.conf().retryMaxWaitMillis());
     this.bufferSize = context.conf().pushBufferSize();
-    this.locations = new AtomicReferenceArray<>(locations.toArray(new PartitionLocation[0]));
-    this.buffers = new byte[locations.size()][];
-    this.fill = new int[locations.size()];
-    this.bytesPushed = new long[locations.size()];
+    this.placement = locations;
+    this.buffers = new byte[locations.numPartitions()][];
+    this.fill = new int[locations.numPartitions()];
+    this.bytesPushed = new long[locations.numPartitions()];
+  }
+
+  /** Where {@code partition} is written now. */
+  private PartitionLocation location(int partition) {
+    PartitionLocation l = moved.get(partition);
+    return l != null ? l : placement.location(partition);
   }
 
   /**
@@ -160,7 +174,7 @@ public final class MapOutputPusher implements Closeable {
       reviveAfterSoftSplit(partition, full);
     }
     try {
-      context.inFlight().acquire(locations.get(partition).getServer(), push.bytes);
+      context.inFlight().acquire(location(partition).getServer(), push.bytes);
     } catch (InterruptedException e) {
       body.release();
       Thread.currentThread().interrupt();
@@ -169,7 +183,7 @@ public final class MapOutputPusher implements Closeable {
       body.release();
       throw e;
     }
-    push.permitServer = locations.get(partition).getServer();
+    push.permitServer = location(partition).getServer();
     synchronized (lock) {
       outstanding++;
     }
@@ -222,7 +236,7 @@ public final class MapOutputPusher implements Closeable {
   }
 
   private void send(PendingPush push) {
-    PartitionLocation location = locations.get(push.partition);
+    PartitionLocation location = location(push.partition);
     push.attempts++;
     connectionTo(location.getServer())
         .thenCompose(
@@ -336,14 +350,13 @@ public final class MapOutputPusher implements Closeable {
   /** Asks the coordinator for a new location (scheduler thread). */
   private void revive(
       int partition, PartitionLocation failed, String reason, boolean serverFailed) {
-    if (locations.get(partition).getEpoch() > failed.getEpoch()) {
+    if (location(partition).getEpoch() > failed.getEpoch()) {
       return;
     }
     try {
       PartitionLocation next =
           coordinator.revive(shuffleId, partition, failed.getEpoch(), reason, serverFailed);
-      locations.accumulateAndGet(
-          partition, next, (now, n) -> n.getEpoch() > now.getEpoch() ? n : now);
+      moved.merge(partition, next, (now, n) -> n.getEpoch() > now.getEpoch() ? n : now);
     } catch (IOException | StatusException e) {
       throw new IllegalStateException(
           "Cannot move "
@@ -452,7 +465,7 @@ public final class MapOutputPusher implements Closeable {
   }
 
   private String describe(int partition) {
-    PartitionLocation l = locations.get(partition);
+    PartitionLocation l = location(partition);
     return "map "
         + mapIndex
         + " attempt "
