@@ -4,6 +4,7 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
 import io.sluice.client.coordinator.CoordinatorClient;
+import io.sluice.client.coordinator.ShuffleCommit;
 import io.sluice.client.coordinator.ShuffleCoordinator;
 import io.sluice.client.push.MapOutputPusher;
 import io.sluice.client.read.PartitionReader;
@@ -114,15 +115,15 @@ final class ShuffleRound {
       result.bytesWritten += out.total;
       pushEnd = Math.max(pushEnd, out.finishedNanos);
     }
-    CommittedShuffle committed = awaitCommit(shuffleId);
+    ShuffleCommit committed = awaitCommit(shuffleId);
     long committedAt = System.nanoTime();
     CpuMeter.Snapshot cpuCommitted = cpu.snapshot();
-    if (committed.getLostPartitionsCount() > 0) {
+    if (!committed.lostPartitions().isEmpty()) {
       throw new IOException(
-          "the commit lost partitions "
-              + committed.getLostPartitionsList()
-              + ": "
-              + committed.getLostReason());
+          "the commit lost "
+              + committed.lostPartitions().cardinality()
+              + " partition(s): "
+              + committed.lostReason());
     }
 
     AtomicInteger nextPartition = new AtomicInteger();
@@ -196,7 +197,7 @@ final class ShuffleRound {
     return bytes;
   }
 
-  private CommittedShuffle awaitCommit(int shuffleId) throws IOException, InterruptedException {
+  private ShuffleCommit awaitCommit(int shuffleId) throws IOException, InterruptedException {
     long timeout = context.conf().commitTimeoutMillis();
     try {
       return coordinator.committed(shuffleId).get(timeout, TimeUnit.MILLISECONDS);

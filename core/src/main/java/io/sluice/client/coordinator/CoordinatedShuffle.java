@@ -1,7 +1,6 @@
 package io.sluice.client.coordinator;
 
 import io.sluice.client.PartitionLocations;
-import io.sluice.protocol.proto.CommittedShuffle;
 import io.sluice.protocol.proto.CommittedSplit;
 import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.protocol.proto.ServerAddress;
@@ -39,7 +38,7 @@ final class CoordinatedShuffle {
   private final int[] winningAttempts;
   private final Set<ServerAddress> serversWithWinningData = new HashSet<>();
   private int completedMaps;
-  private final CompletableFuture<CommittedShuffle> committed = new CompletableFuture<>();
+  private final CompletableFuture<ShuffleCommit> committed = new CompletableFuture<>();
   private boolean commitStarted;
 
   /** A shuffle whose partitions start where the placement rule {@code placement} puts them. */
@@ -148,7 +147,7 @@ final class CoordinatedShuffle {
     return winningAttempts.clone();
   }
 
-  CompletableFuture<CommittedShuffle> committed() {
+  CompletableFuture<ShuffleCommit> committed() {
     return committed;
   }
 
@@ -157,15 +156,6 @@ final class CoordinatedShuffle {
    * failed server.
    */
   void completeCommit(List<CommittedSplit> splits, BitSet lost, String lostReason) {
-    CommittedShuffle.Builder b = CommittedShuffle.newBuilder().setNumMaps(numMaps);
-    for (int a : winningAttempts()) {
-      b.addWinningAttempts(a);
-    }
-    b.addAllSplits(splits);
-    lost.stream().forEach(b::addLostPartitions);
-    if (!lost.isEmpty()) {
-      b.setLostReason(lostReason);
-    }
-    committed.complete(b.build());
+    committed.complete(new ShuffleCommit(numMaps, winningAttempts(), splits, lost, lostReason));
   }
 }

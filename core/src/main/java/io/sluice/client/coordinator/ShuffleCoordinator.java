@@ -9,13 +9,15 @@ import io.sluice.network.TransportServer;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.SluiceProtocol;
+import io.sluice.protocol.SplitPages;
 import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.CommitResult;
 import io.sluice.protocol.proto.CommitShuffle;
-import io.sluice.protocol.proto.CommittedShuffle;
 import io.sluice.protocol.proto.CommittedSplit;
 import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.ServerAddress;
+import io.sluice.protocol.proto.SplitCursor;
 import io.sluice.protocol.proto.UnregisterShuffle;
 import java.io.Closeable;
 import java.io.IOException;
@@ -221,9 +223,10 @@ public final class ShuffleCoordinator implements Closeable {
 
   /**
    * Commits the shuffle on every server that holds one of its splits (once; later calls return the
-   * same future). Partitions on a server that fails to commit are reported lost.
+   * same future). Partitions on a server that fails to commit are reported lost. A server answers
+   * with pages of its splits ({@link SplitPages}); the coordinator asks for every page.
    */
-  public CompletableFuture<CommittedShuffle> commit(int shuffleId) {
+  public CompletableFuture<ShuffleCommit> commit(int shuffleId) {
     CoordinatedShuffle s = shuffle(shuffleId);
     if (!s.startCommit()) {
       return s.committed();
@@ -280,32 +283,41 @@ public final class ShuffleCoordinator implements Closeable {
   }
 
   private CompletableFuture<List<CommittedSplit>> commitOn(ServerAddress server, int shuffleId) {
+    return commitPage(server, shuffleId, null, new ArrayList<>());
+  }
+
+  /** Asks {@code server} for the page of its commit answer at {@code resume}, then the next. */
+  private CompletableFuture<List<CommittedSplit>> commitPage(
+      ServerAddress server, int shuffleId, SplitCursor resume, List<CommittedSplit> into) {
     return context
         .callAsync(
             server,
-            id ->
-                Messages.request(
-                    MessageType.COMMIT_SHUFFLE,
-                    CommitShuffle.newBuilder()
-                        .setRequestId(id)
-                        .setAppId(appId)
-                        .setShuffleId(shuffleId)
-                        .build(),
-                    id))
-        .thenApply(
+            id -> {
+              CommitShuffle.Builder request =
+                  CommitShuffle.newBuilder()
+                      .setRequestId(id)
+                      .setAppId(appId)
+                      .setShuffleId(shuffleId);
+              if (resume != null) {
+                request.setResume(resume);
+              }
+              return Messages.request(MessageType.COMMIT_SHUFFLE, request.build(), id);
+            })
+        .thenCompose(
             response -> {
               response.release();
-              List<CommittedSplit> splits = new ArrayList<>();
-              for (CommittedSplit split :
-                  response.header(Response.class).getCommit().getSplitsList()) {
-                splits.add(split.toBuilder().setServer(server).build());
+              CommitResult page = response.header(Response.class).getCommit();
+              for (CommittedSplit split : page.getSplitsList()) {
+                into.add(split.toBuilder().setServer(server).build());
               }
-              return splits;
+              return page.hasNext()
+                  ? commitPage(server, shuffleId, page.getNext(), into)
+                  : CompletableFuture.completedFuture(into);
             });
   }
 
   /** The commit of a shuffle, completing when it is done. */
-  public CompletableFuture<CommittedShuffle> committed(int shuffleId) {
+  public CompletableFuture<ShuffleCommit> committed(int shuffleId) {
     return shuffle(shuffleId).committed();
   }
 

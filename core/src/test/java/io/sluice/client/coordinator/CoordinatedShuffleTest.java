@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
+import io.sluice.protocol.IndexRanges;
 import io.sluice.protocol.proto.CommittedShuffle;
 import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.protocol.proto.ServerAddress;
@@ -93,8 +94,9 @@ class CoordinatedShuffleTest {
     BitSet lost = new BitSet();
     lost.set(1);
     s.completeCommit(List.of(), lost, "a:1 failed");
-    CommittedShuffle c = s.committed().get();
-    assertThat(c.getLostPartitionsList()).containsExactly(1);
+    CommittedShuffle c = s.committed().get().answer(0, 2, null, 1 << 20);
+    assertThat(c.getNumLostPartitions()).isEqualTo(1);
+    assertThat(IndexRanges.decode(c.getLostRangesList(), "lost").toBitSet()).isEqualTo(lost);
     assertThat(c.getLostReason()).isEqualTo("a:1 failed");
     assertThat(c.getWinningAttemptsList()).containsExactly(0);
   }
