@@ -2,14 +2,15 @@ package io.sluice.benchmarks;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.client.ClientContext;
+import io.sluice.client.PartitionLocations;
 import io.sluice.client.coordinator.CoordinatorClient;
+import io.sluice.client.coordinator.ShuffleCommit;
 import io.sluice.client.coordinator.ShuffleCoordinator;
 import io.sluice.client.push.MapOutputPusher;
 import io.sluice.client.read.PartitionReader;
 import io.sluice.client.read.ShuffleBatch;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.CommittedShuffle;
-import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.server.ServerMetrics;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -88,7 +89,7 @@ final class ShuffleRound {
   private RoundResult measure(ExecutorService tasks, int shuffleId, int pushers, long totalBytes)
       throws IOException, InterruptedException {
     RoundResult.Builder result = new RoundResult.Builder(pushers);
-    List<PartitionLocation> locations = coordinator.locations(shuffleId);
+    PartitionLocations locations = coordinator.locations(shuffleId);
     ReadVerifier verifier = new ReadVerifier(records, pushers, partitions);
     long congested = serverMetrics.pushesCongested().getCount();
 
@@ -114,15 +115,15 @@ final class ShuffleRound {
       result.bytesWritten += out.total;
       pushEnd = Math.max(pushEnd, out.finishedNanos);
     }
-    CommittedShuffle committed = awaitCommit(shuffleId);
+    ShuffleCommit committed = awaitCommit(shuffleId);
     long committedAt = System.nanoTime();
     CpuMeter.Snapshot cpuCommitted = cpu.snapshot();
-    if (committed.getLostPartitionsCount() > 0) {
+    if (!committed.lostPartitions().isEmpty()) {
       throw new IOException(
-          "the commit lost partitions "
-              + committed.getLostPartitionsList()
-              + ": "
-              + committed.getLostReason());
+          "the commit lost "
+              + committed.lostPartitions().cardinality()
+              + " partition(s): "
+              + committed.lostReason());
     }
 
     AtomicInteger nextPartition = new AtomicInteger();
@@ -149,7 +150,7 @@ final class ShuffleRound {
   }
 
   /** A map task: writes at least {@code share} bytes of records, then finishes the pusher. */
-  private MapOutput pushMap(int shuffleId, int map, long share, List<PartitionLocation> locations)
+  private MapOutput pushMap(int shuffleId, int map, long share, PartitionLocations locations)
       throws IOException {
     MapOutput out = new MapOutput(partitions);
     SplittableRandom random = new SplittableRandom(records.mapSeed(map));
@@ -196,7 +197,7 @@ final class ShuffleRound {
     return bytes;
   }
 
-  private CommittedShuffle awaitCommit(int shuffleId) throws IOException, InterruptedException {
+  private ShuffleCommit awaitCommit(int shuffleId) throws IOException, InterruptedException {
     long timeout = context.conf().commitTimeoutMillis();
     try {
       return coordinator.committed(shuffleId).get(timeout, TimeUnit.MILLISECONDS);

@@ -1,14 +1,15 @@
 package io.sluice.server;
 
-import com.google.protobuf.ByteString;
 import io.netty.channel.Channel;
 import io.netty.channel.DefaultFileRegion;
 import io.sluice.common.Ids;
 import io.sluice.network.Message;
 import io.sluice.network.RequestHandler;
 import io.sluice.protocol.MapPartitionId;
+import io.sluice.protocol.MapRanges;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
+import io.sluice.protocol.SplitPages;
 import io.sluice.protocol.proto.CloseStream;
 import io.sluice.protocol.proto.CommitMapPartition;
 import io.sluice.protocol.proto.CommitResult;
@@ -26,6 +27,7 @@ import io.sluice.protocol.proto.RegionStart;
 import io.sluice.protocol.proto.RegisterShuffle;
 import io.sluice.protocol.proto.ReleaseMapPartition;
 import io.sluice.protocol.proto.Response;
+import io.sluice.protocol.proto.SplitCursor;
 import io.sluice.protocol.proto.Status;
 import io.sluice.protocol.proto.StreamHandle;
 import io.sluice.protocol.proto.UnregisterApplication;
@@ -261,33 +263,42 @@ final class ServerRequestHandler implements RequestHandler {
                       Response.newBuilder()
                           .setRequestId(h.getRequestId())
                           .setStatus(Status.OK)
-                          .setCommit(toCommitResult(files))
+                          .setCommit(commitPage(files, h.hasResume() ? h.getResume() : null))
                           .build()));
             });
   }
 
-  private CommitResult toCommitResult(List<CommittedSplitFile> files) {
-    CommitResult.Builder result = CommitResult.newBuilder();
-    for (CommittedSplitFile f : files) {
-      result.addSplits(
-          CommittedSplit.newBuilder()
-              .setPartitionId(f.key().partitionId())
-              .setEpoch(f.key().epoch())
-              .setLength(f.length())
-              .addAllChunkOffsets(f.chunkOffsets())
-              .setMapIndexes(ByteString.copyFrom(toBitSet(f.mapIndexes()).toByteArray())));
+  /**
+   * One page of the commit answer ({@link SplitPages}): the splits from {@code resume} on (from the
+   * first when null), in (partition, epoch) order, as {@link ServerShuffle#commit} lists them.
+   */
+  private static CommitResult commitPage(List<CommittedSplitFile> files, SplitCursor resume) {
+    int from =
+        resume == null
+            ? 0
+            : SplitPages.firstAtOrAfter(
+                files,
+                f -> SplitPages.key(f.key().partitionId(), f.key().epoch()),
+                SplitPages.key(resume));
+    SplitPages.Page page =
+        SplitPages.page(
+            files, from, files.size(), ServerRequestHandler::toSplit, SplitPages.MAX_PAGE_BYTES);
+    CommitResult.Builder result = CommitResult.newBuilder().addAllSplits(page.splits());
+    if (page.next() != null) {
+      result.setNext(page.next());
     }
     return result.build();
   }
 
-  /** The wire's bit set of a split's maps (bounded by the shuffle's num_maps). */
-  private static java.util.BitSet toBitSet(io.sluice.server.storage.MapIndexSet maps) {
-    java.util.BitSet bits = new java.util.BitSet();
-    int[] runs = maps.toRuns();
-    for (int i = 0; i < runs.length; i += 2) {
-      bits.set(runs[i], runs[i + 1]);
-    }
-    return bits;
+  private static CommittedSplit toSplit(CommittedSplitFile f) {
+    return MapRanges.write(
+            CommittedSplit.newBuilder()
+                .setPartitionId(f.key().partitionId())
+                .setEpoch(f.key().epoch())
+                .setLength(f.length())
+                .addAllChunkOffsets(f.chunkOffsets()),
+            f.mapIndexes().toRuns())
+        .build();
   }
 
   private Message openStream(Channel channel, Message request) {

@@ -35,7 +35,7 @@ class RetriesAndDuplicatesIT {
     try (TestCluster cluster =
         TestCluster.start(tmp, 1, Map.of("sluice.push.compression", "none"))) {
       cluster.coordinator().registerShuffle(0, 1, 1);
-      PartitionLocation location = cluster.coordinator().locations(0).get(0);
+      PartitionLocation location = cluster.coordinator().locations(0).location(0);
       byte[] record = Records.record(0, 0, 0, 300);
       for (int copy = 0; copy < 3; copy++) {
         cluster

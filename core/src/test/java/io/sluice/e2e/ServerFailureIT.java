@@ -3,10 +3,11 @@ package io.sluice.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sluice.client.PartitionLocations;
 import io.sluice.client.push.MapOutputPusher;
 import io.sluice.client.read.PartitionReader;
 import io.sluice.client.read.ShuffleBatch;
-import io.sluice.protocol.proto.PartitionLocation;
+import io.sluice.protocol.proto.ServerAddress;
 import io.sluice.testutil.Records;
 import io.sluice.testutil.TestCluster;
 import java.nio.file.Path;
@@ -41,14 +42,15 @@ class ServerFailureIT {
           pusher.finish();
         }
       }
-      for (PartitionLocation l : cluster.coordinator().locations(0)) {
-        assertThat(l.getServer().getPort()).isNotEqualTo(deadPort);
+      PartitionLocations written = cluster.coordinator().locations(0);
+      for (int p = 0; p < written.numPartitions(); p++) {
+        assertThat(written.server(p).getPort()).as("partition %d", p).isNotEqualTo(deadPort);
       }
       // the dead server is left out of placement for a while: a new shuffle avoids it
       cluster.coordinator().registerShuffle(1, 1, 10);
-      for (PartitionLocation l : cluster.coordinator().locations(1)) {
-        assertThat(l.getServer().getPort()).isNotEqualTo(deadPort);
-      }
+      assertThat(cluster.coordinator().locations(1).placementServers())
+          .extracting(ServerAddress::getPort)
+          .doesNotContain(deadPort);
       Records.Checker checker = new Records.Checker();
       try (PartitionReader reader = cluster.reader(0, 0, 10, 0, 2)) {
         ShuffleBatch b;

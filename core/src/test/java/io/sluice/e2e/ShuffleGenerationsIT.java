@@ -3,12 +3,12 @@ package io.sluice.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sluice.client.PartitionLocations;
 import io.sluice.client.push.MapOutputPusher;
 import io.sluice.client.read.PartitionReader;
 import io.sluice.client.read.ShuffleBatch;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.CommittedShuffle;
-import io.sluice.protocol.proto.ShuffleLocations;
 import io.sluice.protocol.proto.Status;
 import io.sluice.testutil.Records;
 import io.sluice.testutil.TestCluster;
@@ -20,17 +20,17 @@ import org.junit.jupiter.api.io.TempDir;
 class ShuffleGenerationsIT {
   @TempDir Path tmp;
 
-  private static void write(TestCluster cluster, ShuffleLocations gen, int map, int attempt)
+  private static void write(TestCluster cluster, PartitionLocations gen, int map, int attempt)
       throws Exception {
     try (MapOutputPusher pusher =
         new MapOutputPusher(
             cluster.context(),
             cluster.coordinatorClient(),
             TestCluster.APP_ID,
-            gen.getShuffleId(),
+            gen.shuffleId(),
             map,
             attempt,
-            gen.getLocationsList())) {
+            gen)) {
       for (int p = 0; p < 2; p++) {
         for (int seq = 0; seq < 5; seq++) {
           byte[] r = Records.record(map, p, seq, 100 + attempt);
@@ -59,20 +59,20 @@ class ShuffleGenerationsIT {
   void rerunAfterCommitWritesANewGenerationThatNeverMixesWithTheOld() throws Exception {
     try (TestCluster cluster = TestCluster.start(tmp, 2)) {
       cluster.coordinator().registerShuffle(5, 2, 2);
-      ShuffleLocations first = cluster.coordinatorClient().openGeneration(5);
-      assertThat(first.getShuffleId()).isEqualTo(5);
+      PartitionLocations first = cluster.coordinatorClient().openGeneration(5);
+      assertThat(first.shuffleId()).isEqualTo(5);
       write(cluster, first, 0, 0);
       write(cluster, first, 1, 0); // the last map: the coordinator commits generation 5
       assertThat(read(cluster, 5, false)).isEqualTo(20);
 
       // a rerun of map 0 after the commit gets a new generation
-      ShuffleLocations second = cluster.coordinatorClient().openGeneration(5);
-      assertThat(second.getShuffleId()).isNotEqualTo(5);
-      assertThat(cluster.coordinatorClient().openGeneration(5).getShuffleId())
-          .isEqualTo(second.getShuffleId());
+      PartitionLocations second = cluster.coordinatorClient().openGeneration(5);
+      assertThat(second.shuffleId()).isNotEqualTo(5);
+      assertThat(cluster.coordinatorClient().openGeneration(5).shuffleId())
+          .isEqualTo(second.shuffleId());
       write(cluster, second, 0, 1);
       // only map 0 ran in it: the reader vouches that it ended and commits it
-      assertThat(read(cluster, second.getShuffleId(), true)).isEqualTo(10);
+      assertThat(read(cluster, second.shuffleId(), true)).isEqualTo(10);
       assertThat(read(cluster, 5, false)).isEqualTo(20);
 
       // a committed generation takes no more partitions moves
@@ -83,10 +83,8 @@ class ShuffleGenerationsIT {
 
       cluster.coordinator().unregisterShuffle(5);
       assertThat(cluster.server(0).registry().get(TestCluster.APP_ID, 5)).isNull();
-      assertThat(cluster.server(0).registry().get(TestCluster.APP_ID, second.getShuffleId()))
-          .isNull();
-      assertThat(cluster.server(1).registry().get(TestCluster.APP_ID, second.getShuffleId()))
-          .isNull();
+      assertThat(cluster.server(0).registry().get(TestCluster.APP_ID, second.shuffleId())).isNull();
+      assertThat(cluster.server(1).registry().get(TestCluster.APP_ID, second.shuffleId())).isNull();
     }
   }
 }

@@ -1,14 +1,16 @@
 package io.sluice.client.coordinator;
 
-import io.sluice.protocol.proto.CommittedShuffle;
+import io.sluice.client.PartitionLocations;
 import io.sluice.protocol.proto.CommittedSplit;
 import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.protocol.proto.ServerAddress;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,27 +20,38 @@ import java.util.concurrent.CompletableFuture;
  * The coordinator's record of one shuffle: where each partition is written now, every server that
  * ever held one of its splits, which attempt of each map won, and the commit. Thread safe (all
  * methods synchronized; the commit future completes outside the lock).
+ *
+ * <p>Memory is O(servers + moves + maps), never O(partitions): the locations are the placement rule
+ * ({@link PartitionLocations}) plus the partitions that moved, and the partitions of a server are
+ * computed from the rule and the moves when a failed commit asks for them ({@link #partitionsOn}).
  */
 final class CoordinatedShuffle {
   private final int shuffleId;
   private final int numMaps;
-  private final PartitionLocation[] current;
-  private final Map<ServerAddress, BitSet> partitionsByServer = new LinkedHashMap<>();
+  private final PartitionLocations placement;
+  // the newest location of every partition that moved off the placement rule
+  private final Map<Integer, PartitionLocation> moves = new HashMap<>();
+  // for each server a partition moved to, those partitions (any epoch above 0)
+  private final Map<ServerAddress, Set<Integer>> movedOnto = new LinkedHashMap<>();
+  // placement plus moves, built when asked after a move
+  private PartitionLocations current;
   private final int[] winningAttempts;
   private final Set<ServerAddress> serversWithWinningData = new HashSet<>();
   private int completedMaps;
-  private final CompletableFuture<CommittedShuffle> committed = new CompletableFuture<>();
+  private final CompletableFuture<ShuffleCommit> committed = new CompletableFuture<>();
   private boolean commitStarted;
 
-  CoordinatedShuffle(int shuffleId, int numMaps, List<PartitionLocation> initial) {
+  /** A shuffle whose partitions start where the placement rule {@code placement} puts them. */
+  CoordinatedShuffle(int shuffleId, int numMaps, PartitionLocations placement) {
+    if (placement.numMoves() > 0) {
+      throw new IllegalArgumentException(
+          "shuffle " + shuffleId + " starts at epoch 0 everywhere, not with moved partitions");
+    }
     this.shuffleId = shuffleId;
     this.numMaps = numMaps;
-    this.current = initial.toArray(new PartitionLocation[0]);
+    this.placement = placement;
     this.winningAttempts = new int[numMaps];
     Arrays.fill(winningAttempts, -1);
-    for (PartitionLocation l : initial) {
-      record(l);
-    }
   }
 
   int shuffleId() {
@@ -50,29 +63,31 @@ final class CoordinatedShuffle {
   }
 
   int numPartitions() {
-    return current.length;
+    return placement.numPartitions();
   }
 
-  private void record(PartitionLocation l) {
-    partitionsByServer.computeIfAbsent(l.getServer(), s -> new BitSet()).set(l.getPartitionId());
-  }
-
-  synchronized List<PartitionLocation> locations() {
-    return List.of(current);
+  /** Where every partition is written now: O(servers + moves). */
+  synchronized PartitionLocations locations() {
+    if (current == null) {
+      current = placement.withMoves(moves.values());
+    }
+    return current;
   }
 
   synchronized PartitionLocation current(int partitionId) {
-    return current[partitionId];
+    PartitionLocation moved = moves.get(partitionId);
+    return moved != null ? moved : placement.location(partitionId);
   }
 
   /** Records a new location; returns false (changing nothing) if the partition moved on already. */
   synchronized boolean moveTo(PartitionLocation next) {
-    PartitionLocation now = current[next.getPartitionId()];
+    PartitionLocation now = current(next.getPartitionId());
     if (now.getEpoch() >= next.getEpoch()) {
       return false;
     }
-    current[next.getPartitionId()] = next;
-    record(next);
+    moves.put(next.getPartitionId(), next);
+    movedOnto.computeIfAbsent(next.getServer(), s -> new HashSet<>()).add(next.getPartitionId());
+    current = null;
     return true;
   }
 
@@ -104,12 +119,23 @@ final class CoordinatedShuffle {
     return commitStarted;
   }
 
+  /** Every server that was given a partition of this shuffle at some epoch. */
   synchronized List<ServerAddress> servers() {
-    return new ArrayList<>(partitionsByServer.keySet());
+    Set<ServerAddress> all = new LinkedHashSet<>(placement.serversWithPartitions());
+    all.addAll(movedOnto.keySet());
+    return new ArrayList<>(all);
   }
 
+  /**
+   * The partitions that had a location on {@code server} at some epoch. Computed from the placement
+   * rule and the moves: a transient BitSet (partitions/8 bytes), for a failed commit.
+   */
   synchronized BitSet partitionsOn(ServerAddress server) {
-    return (BitSet) partitionsByServer.getOrDefault(server, new BitSet()).clone();
+    BitSet partitions = placement.placedOn(server);
+    for (int p : movedOnto.getOrDefault(server, Set.of())) {
+      partitions.set(p);
+    }
+    return partitions;
   }
 
   /** True when a winning map attempt had data acknowledged by {@code server}. */
@@ -121,7 +147,7 @@ final class CoordinatedShuffle {
     return winningAttempts.clone();
   }
 
-  CompletableFuture<CommittedShuffle> committed() {
+  CompletableFuture<ShuffleCommit> committed() {
     return committed;
   }
 
@@ -130,15 +156,6 @@ final class CoordinatedShuffle {
    * failed server.
    */
   void completeCommit(List<CommittedSplit> splits, BitSet lost, String lostReason) {
-    CommittedShuffle.Builder b = CommittedShuffle.newBuilder().setNumMaps(numMaps);
-    for (int a : winningAttempts()) {
-      b.addWinningAttempts(a);
-    }
-    b.addAllSplits(splits);
-    lost.stream().forEach(b::addLostPartitions);
-    if (!lost.isEmpty()) {
-      b.setLostReason(lostReason);
-    }
-    committed.complete(b.build());
+    committed.complete(new ShuffleCommit(numMaps, winningAttempts(), splits, lost, lostReason));
   }
 }

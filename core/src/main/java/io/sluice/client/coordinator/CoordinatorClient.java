@@ -1,20 +1,23 @@
 package io.sluice.client.coordinator;
 
 import io.sluice.client.ClientContext;
+import io.sluice.client.PartitionLocations;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
+import io.sluice.protocol.SplitPages;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.CommittedShuffle;
 import io.sluice.protocol.proto.GetCommittedSplits;
 import io.sluice.protocol.proto.GetShuffleLocations;
 import io.sluice.protocol.proto.MapperEnd;
 import io.sluice.protocol.proto.PartitionLocation;
+import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.RevivePartition;
 import io.sluice.protocol.proto.ServerAddress;
-import io.sluice.protocol.proto.ShuffleLocations;
+import io.sluice.protocol.proto.SplitCursor;
+import io.sluice.protocol.proto.Status;
 import java.io.IOException;
 import java.util.Collection;
-import java.util.List;
 
 /**
  * How tasks reach their application's coordinator, in whatever JVM it runs. Thread safe; calls
@@ -29,10 +32,10 @@ public final class CoordinatorClient {
     this.coordinator = coordinator;
   }
 
-  /** The current location of every partition of the shuffle, indexed by partition. */
-  public List<PartitionLocation> locations(int shuffleId) throws IOException, StatusException {
-    return context
-        .call(
+  /** The current location of every partition of the shuffle. */
+  public PartitionLocations locations(int shuffleId) throws IOException, StatusException {
+    return locationsOf(
+        context.call(
             coordinator,
             id ->
                 Messages.request(
@@ -41,19 +44,26 @@ public final class CoordinatorClient {
                         .setRequestId(id)
                         .setShuffleId(shuffleId)
                         .build(),
-                    id))
-        .getLocations()
-        .getLocationsList();
+                    id)));
+  }
+
+  private static PartitionLocations locationsOf(Response answer) throws StatusException {
+    try {
+      return PartitionLocations.fromProto(answer.getLocations());
+    } catch (IllegalArgumentException e) {
+      throw new StatusException(
+          Status.INTERNAL_ERROR, "the coordinator answered " + e.getMessage());
+    }
   }
 
   /**
    * The open generation of a shuffle (see {@link ShuffleCoordinator#openGeneration}) and the
-   * current location of each of its partitions: {@code getShuffleId()} is the id to push to and to
-   * report map ends to.
+   * current location of each of its partitions: {@link PartitionLocations#shuffleId()} is the id to
+   * push to and to report map ends to.
    */
-  public ShuffleLocations openGeneration(int shuffleId) throws IOException, StatusException {
-    return context
-        .call(
+  public PartitionLocations openGeneration(int shuffleId) throws IOException, StatusException {
+    return locationsOf(
+        context.call(
             coordinator,
             id ->
                 Messages.request(
@@ -63,8 +73,7 @@ public final class CoordinatorClient {
                         .setShuffleId(shuffleId)
                         .setOpenGeneration(true)
                         .build(),
-                    id))
-        .getLocations();
+                    id)));
   }
 
   /**
@@ -102,24 +111,62 @@ public final class CoordinatorClient {
    * Like {@link #committedSplits(int, int, int)}; with {@code commitNow} the caller vouches that
    * every map attempt it reads has ended, and the shuffle is committed now if its commit has not
    * started (a generation some of whose maps never run).
+   *
+   * <p>The coordinator answers in pages (see {@link ShuffleCommit#answer}); this asks for every
+   * page of the range and returns them as one: the first page's maps, winners and lost partitions,
+   * every page's splits, no {@code next}.
    */
   public CommittedShuffle committedSplits(
       int shuffleId, int startPartition, int endPartition, boolean commitNow)
       throws IOException, StatusException {
+    CommittedShuffle first =
+        committedPage(shuffleId, startPartition, endPartition, commitNow, null);
+    if (!first.hasNext()) {
+      return first;
+    }
+    CommittedShuffle.Builder all = first.toBuilder().clearNext();
+    SplitCursor next = first.getNext();
+    while (next != null) {
+      CommittedShuffle page = committedPage(shuffleId, startPartition, endPartition, false, next);
+      all.addAllSplits(page.getSplitsList());
+      if (page.hasNext() && SplitPages.key(page.getNext()) <= SplitPages.key(next)) {
+        throw new StatusException(
+            Status.INTERNAL_ERROR,
+            "the coordinator's answer for shuffle "
+                + shuffleId
+                + " partitions ["
+                + startPartition
+                + ", "
+                + endPartition
+                + ") did not advance past partition "
+                + next.getPartitionId()
+                + " epoch "
+                + next.getEpoch());
+      }
+      next = page.hasNext() ? page.getNext() : null;
+    }
+    return all.build();
+  }
+
+  private CommittedShuffle committedPage(
+      int shuffleId, int startPartition, int endPartition, boolean commitNow, SplitCursor resume)
+      throws IOException, StatusException {
     return context
         .call(
             coordinator,
-            id ->
-                Messages.request(
-                    MessageType.GET_COMMITTED_SPLITS,
-                    GetCommittedSplits.newBuilder()
-                        .setRequestId(id)
-                        .setShuffleId(shuffleId)
-                        .setStartPartition(startPartition)
-                        .setEndPartition(endPartition)
-                        .setCommit(commitNow)
-                        .build(),
-                    id),
+            id -> {
+              GetCommittedSplits.Builder request =
+                  GetCommittedSplits.newBuilder()
+                      .setRequestId(id)
+                      .setShuffleId(shuffleId)
+                      .setStartPartition(startPartition)
+                      .setEndPartition(endPartition)
+                      .setCommit(commitNow);
+              if (resume != null) {
+                request.setResume(resume);
+              }
+              return Messages.request(MessageType.GET_COMMITTED_SPLITS, request.build(), id);
+            },
             context.conf().commitTimeoutMillis())
         .getCommitted();
   }

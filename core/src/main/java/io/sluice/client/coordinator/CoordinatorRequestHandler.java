@@ -5,15 +5,15 @@ import io.sluice.network.Message;
 import io.sluice.network.RequestHandler;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
+import io.sluice.protocol.SplitPages;
 import io.sluice.protocol.proto.CommittedShuffle;
-import io.sluice.protocol.proto.CommittedSplit;
 import io.sluice.protocol.proto.GetCommittedSplits;
 import io.sluice.protocol.proto.GetShuffleLocations;
 import io.sluice.protocol.proto.MapperEnd;
 import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.RevivePartition;
-import io.sluice.protocol.proto.ShuffleLocations;
+import io.sluice.protocol.proto.SplitCursor;
 import io.sluice.protocol.proto.Status;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
@@ -45,12 +45,7 @@ final class CoordinatorRequestHandler implements RequestHandler {
                     : h.getShuffleId();
             channel.writeAndFlush(
                 Messages.response(
-                    ok(id)
-                        .setLocations(
-                            ShuffleLocations.newBuilder()
-                                .setShuffleId(shuffleId)
-                                .addAllLocations(coordinator.locations(shuffleId)))
-                        .build()));
+                    ok(id).setLocations(coordinator.locations(shuffleId).toProto()).build()));
             return;
           }
         case MAPPER_END:
@@ -101,32 +96,27 @@ final class CoordinatorRequestHandler implements RequestHandler {
       throw new IllegalArgumentException(
           "invalid partition range [" + start + ", " + end + ") for shuffle " + h.getShuffleId());
     }
-    CompletableFuture<CommittedShuffle> committed =
+    SplitCursor resume = h.hasResume() ? h.getResume() : null;
+    CompletableFuture<ShuffleCommit> committed =
         h.getCommit()
             ? coordinator.commit(h.getShuffleId())
             : coordinator.committed(h.getShuffleId());
     committed.whenComplete(
-        (all, error) -> {
+        (commit, error) -> {
           if (error != null) {
             channel.writeAndFlush(Messages.error(id, Status.INTERNAL_ERROR, error.toString()));
             return;
           }
-          CommittedShuffle.Builder b =
-              CommittedShuffle.newBuilder()
-                  .setNumMaps(all.getNumMaps())
-                  .addAllWinningAttempts(all.getWinningAttemptsList())
-                  .setLostReason(all.getLostReason());
-          for (CommittedSplit s : all.getSplitsList()) {
-            if (s.getPartitionId() >= start && s.getPartitionId() < end) {
-              b.addSplits(s);
-            }
+          CommittedShuffle page;
+          try {
+            page = commit.answer(start, end, resume, SplitPages.MAX_PAGE_BYTES);
+          } catch (IllegalArgumentException e) {
+            channel.writeAndFlush(
+                Messages.error(
+                    id, Status.BAD_REQUEST, "shuffle " + h.getShuffleId() + ": " + e.getMessage()));
+            return;
           }
-          for (int p : all.getLostPartitionsList()) {
-            if (p >= start && p < end) {
-              b.addLostPartitions(p);
-            }
-          }
-          channel.writeAndFlush(Messages.response(ok(id).setCommitted(b).build()));
+          channel.writeAndFlush(Messages.response(ok(id).setCommitted(page).build()));
         });
   }
 

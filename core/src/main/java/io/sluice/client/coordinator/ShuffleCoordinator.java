@@ -1,6 +1,7 @@
 package io.sluice.client.coordinator;
 
 import io.sluice.client.ClientContext;
+import io.sluice.client.PartitionLocations;
 import io.sluice.client.ServerRequests;
 import io.sluice.common.Clock;
 import io.sluice.common.Ids;
@@ -8,13 +9,15 @@ import io.sluice.network.TransportServer;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.SluiceProtocol;
+import io.sluice.protocol.SplitPages;
 import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.CommitResult;
 import io.sluice.protocol.proto.CommitShuffle;
-import io.sluice.protocol.proto.CommittedShuffle;
 import io.sluice.protocol.proto.CommittedSplit;
 import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.ServerAddress;
+import io.sluice.protocol.proto.SplitCursor;
 import io.sluice.protocol.proto.UnregisterShuffle;
 import java.io.Closeable;
 import java.io.IOException;
@@ -97,7 +100,8 @@ public final class ShuffleCoordinator implements Closeable {
 
   /**
    * Registers a shuffle and places its partitions round robin over the servers, starting at a
-   * random one. A server that refuses registration is skipped.
+   * random one. A server that refuses registration is skipped. The placement is a rule, not a list
+   * ({@link PartitionLocations}): a shuffle of 16,777,217 partitions costs what one of ten does.
    *
    * @throws IOException when no server accepts the shuffle
    */
@@ -133,16 +137,12 @@ public final class ShuffleCoordinator implements Closeable {
           lastError);
     }
     int start = ThreadLocalRandom.current().nextInt(usable.size());
-    List<PartitionLocation> locations = new ArrayList<>(numPartitions);
-    for (int p = 0; p < numPartitions; p++) {
-      locations.add(
-          PartitionLocation.newBuilder()
-              .setPartitionId(p)
-              .setEpoch(0)
-              .setServer(usable.get((start + p) % usable.size()))
-              .build());
-    }
-    shuffles.put(shuffleId, new CoordinatedShuffle(shuffleId, numMaps, locations));
+    shuffles.put(
+        shuffleId,
+        new CoordinatedShuffle(
+            shuffleId,
+            numMaps,
+            PartitionLocations.roundRobin(shuffleId, numPartitions, usable, start)));
     LOG.info(
         "Registered {} with {} maps and {} partitions on {} servers",
         Ids.shuffle(appId, shuffleId),
@@ -166,7 +166,8 @@ public final class ShuffleCoordinator implements Closeable {
     return s;
   }
 
-  public List<PartitionLocation> locations(int shuffleId) {
+  /** Where every partition of the shuffle is written now (O(servers + moves), see the class). */
+  public PartitionLocations locations(int shuffleId) {
     return shuffle(shuffleId).locations();
   }
 
@@ -223,9 +224,10 @@ public final class ShuffleCoordinator implements Closeable {
 
   /**
    * Commits the shuffle on every server that holds one of its splits (once; later calls return the
-   * same future). Partitions on a server that fails to commit are reported lost.
+   * same future). Partitions on a server that fails to commit are reported lost. A server answers
+   * with pages of its splits ({@link SplitPages}); the coordinator asks for every page.
    */
-  public CompletableFuture<CommittedShuffle> commit(int shuffleId) {
+  public CompletableFuture<ShuffleCommit> commit(int shuffleId) {
     CoordinatedShuffle s = shuffle(shuffleId);
     if (!s.startCommit()) {
       return s.committed();
@@ -282,32 +284,41 @@ public final class ShuffleCoordinator implements Closeable {
   }
 
   private CompletableFuture<List<CommittedSplit>> commitOn(ServerAddress server, int shuffleId) {
+    return commitPage(server, shuffleId, null, new ArrayList<>());
+  }
+
+  /** Asks {@code server} for the page of its commit answer at {@code resume}, then the next. */
+  private CompletableFuture<List<CommittedSplit>> commitPage(
+      ServerAddress server, int shuffleId, SplitCursor resume, List<CommittedSplit> into) {
     return context
         .callAsync(
             server,
-            id ->
-                Messages.request(
-                    MessageType.COMMIT_SHUFFLE,
-                    CommitShuffle.newBuilder()
-                        .setRequestId(id)
-                        .setAppId(appId)
-                        .setShuffleId(shuffleId)
-                        .build(),
-                    id))
-        .thenApply(
+            id -> {
+              CommitShuffle.Builder request =
+                  CommitShuffle.newBuilder()
+                      .setRequestId(id)
+                      .setAppId(appId)
+                      .setShuffleId(shuffleId);
+              if (resume != null) {
+                request.setResume(resume);
+              }
+              return Messages.request(MessageType.COMMIT_SHUFFLE, request.build(), id);
+            })
+        .thenCompose(
             response -> {
               response.release();
-              List<CommittedSplit> splits = new ArrayList<>();
-              for (CommittedSplit split :
-                  response.header(Response.class).getCommit().getSplitsList()) {
-                splits.add(split.toBuilder().setServer(server).build());
+              CommitResult page = response.header(Response.class).getCommit();
+              for (CommittedSplit split : page.getSplitsList()) {
+                into.add(split.toBuilder().setServer(server).build());
               }
-              return splits;
+              return page.hasNext()
+                  ? commitPage(server, shuffleId, page.getNext(), into)
+                  : CompletableFuture.completedFuture(into);
             });
   }
 
   /** The commit of a shuffle, completing when it is done. */
-  public CompletableFuture<CommittedShuffle> committed(int shuffleId) {
+  public CompletableFuture<ShuffleCommit> committed(int shuffleId) {
     return shuffle(shuffleId).committed();
   }
 

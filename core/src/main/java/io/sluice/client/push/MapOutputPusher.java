@@ -5,6 +5,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.sluice.client.Backoff;
 import io.sluice.client.BatchCodec;
 import io.sluice.client.ClientContext;
+import io.sluice.client.PartitionLocations;
 import io.sluice.client.coordinator.CoordinatorClient;
 import io.sluice.common.Ids;
 import io.sluice.network.TransportClient;
@@ -28,7 +29,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,7 +62,15 @@ public final class MapOutputPusher implements Closeable {
   private final BatchEncoder batches;
   private final Backoff backoff;
   private final int bufferSize;
-  private final AtomicReferenceArray<PartitionLocation> locations;
+  private final PartitionLocations placement;
+
+  /**
+   * Partitions moved since {@link #placement} was read (the coordinator answered a revive), with
+   * their newest location: O(moves), where a copy per partition would cost more than the shuffle's
+   * data when it has millions of partitions.
+   */
+  private final Map<Integer, PartitionLocation> moved = new ConcurrentHashMap<>();
+
   private final byte[][] buffers;
   private final int[] fill;
   private final long[] bytesPushed;
@@ -94,7 +102,7 @@ public final class MapOutputPusher implements Closeable {
       int shuffleId,
       int mapIndex,
       int attempt,
-      List<PartitionLocation> locations) {
+      PartitionLocations locations) {
     this.context = context;
     this.coordinator = coordinator;
     this.appId = appId;
@@ -112,11 +120,17 @@ public final class MapOutputPusher implements Closeable {
                 context.networkConf().maxFrameSize(), BatchLimits.maxPushHeaderSize(appId)),
             BatchLimits.MAX_RAW_SIZE);
     this.bufferSize = Math.min(context.conf().pushBufferSize(), batches.maxRawAlwaysFits());
-    this.locations = new AtomicReferenceArray<>(locations.toArray(new PartitionLocation[0]));
-    this.buffers = new byte[locations.size()][];
-    this.fill = new int[locations.size()];
-    this.bytesPushed = new long[locations.size()];
-    this.nextBatchIds = new int[locations.size()];
+    this.placement = locations;
+    this.buffers = new byte[locations.numPartitions()][];
+    this.fill = new int[locations.numPartitions()];
+    this.bytesPushed = new long[locations.numPartitions()];
+    this.nextBatchIds = new int[locations.numPartitions()];
+  }
+
+  /** Where {@code partition} is written now. */
+  private PartitionLocation location(int partition) {
+    PartitionLocation l = moved.get(partition);
+    return l != null ? l : placement.location(partition);
   }
 
   /**
@@ -180,7 +194,7 @@ public final class MapOutputPusher implements Closeable {
       reviveAfterSoftSplit(partition, full);
     }
     try {
-      context.inFlight().acquire(locations.get(partition).getServer(), push.bytes);
+      context.inFlight().acquire(location(partition).getServer(), push.bytes);
     } catch (InterruptedException e) {
       body.release();
       Thread.currentThread().interrupt();
@@ -189,7 +203,7 @@ public final class MapOutputPusher implements Closeable {
       body.release();
       throw e;
     }
-    push.permitServer = locations.get(partition).getServer();
+    push.permitServer = location(partition).getServer();
     synchronized (lock) {
       outstanding++;
     }
@@ -264,7 +278,7 @@ public final class MapOutputPusher implements Closeable {
   }
 
   private void send(PendingPush push) {
-    PartitionLocation location = locations.get(push.partition);
+    PartitionLocation location = location(push.partition);
     push.attempts++;
     connectionTo(location.getServer())
         .thenCompose(
@@ -378,14 +392,13 @@ public final class MapOutputPusher implements Closeable {
   /** Asks the coordinator for a new location (scheduler thread). */
   private void revive(
       int partition, PartitionLocation failed, String reason, boolean serverFailed) {
-    if (locations.get(partition).getEpoch() > failed.getEpoch()) {
+    if (location(partition).getEpoch() > failed.getEpoch()) {
       return;
     }
     try {
       PartitionLocation next =
           coordinator.revive(shuffleId, partition, failed.getEpoch(), reason, serverFailed);
-      locations.accumulateAndGet(
-          partition, next, (now, n) -> n.getEpoch() > now.getEpoch() ? n : now);
+      moved.merge(partition, next, (now, n) -> n.getEpoch() > now.getEpoch() ? n : now);
     } catch (IOException | StatusException e) {
       throw new IllegalStateException(
           "Cannot move "
@@ -494,7 +507,7 @@ public final class MapOutputPusher implements Closeable {
   }
 
   private String describe(int partition) {
-    PartitionLocation l = locations.get(partition);
+    PartitionLocation l = location(partition);
     return "map "
         + mapIndex
         + " attempt "

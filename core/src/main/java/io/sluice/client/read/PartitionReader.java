@@ -7,6 +7,8 @@ import io.sluice.common.Ids;
 import io.sluice.network.Message;
 import io.sluice.network.TransportClient;
 import io.sluice.protocol.BatchFormat;
+import io.sluice.protocol.IndexRanges;
+import io.sluice.protocol.MapRanges;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.proto.CloseStream;
@@ -20,7 +22,6 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
@@ -77,13 +78,19 @@ public final class PartitionReader implements Closeable {
     this.prefetch = context.conf().prefetchChunks();
     this.startMapIndex = startMapIndex;
     this.endMapIndex = endMapIndex;
-    if (committed.getLostPartitionsCount() > 0) {
+    if (committed.getNumLostPartitions() > 0) {
+      IndexRanges lost =
+          IndexRanges.decode(
+              committed.getLostRangesList(), "lost partitions of " + Ids.shuffle(appId, shuffleId));
       throw new IOException(
           "Data of "
+              + committed.getNumLostPartitions()
+              + " partition(s) of "
               + Ids.shuffle(appId, shuffleId)
-              + " partitions "
-              + committed.getLostPartitionsList()
-              + " is lost: "
+              + " is lost ("
+              + lost
+              + (lost.size() < committed.getNumLostPartitions() ? ", ..." : "")
+              + "): "
               + committed.getLostReason());
     }
     this.filter = new BatchFilter(committed.getWinningAttemptsList(), startMapIndex, endMapIndex);
@@ -93,9 +100,7 @@ public final class PartitionReader implements Closeable {
             .thenComparingInt(CommittedSplit::getEpoch));
     List<CommittedSplit> wanted = new ArrayList<>();
     for (CommittedSplit s : ordered) {
-      BitSet maps = BitSet.valueOf(s.getMapIndexes().asReadOnlyByteBuffer());
-      int first = maps.nextSetBit(startMapIndex);
-      if (s.getLength() > 0 && first >= 0 && first < endMapIndex) {
+      if (s.getLength() > 0 && mayHold(s, startMapIndex, endMapIndex)) {
         wanted.add(s);
       }
     }
@@ -104,6 +109,15 @@ public final class PartitionReader implements Closeable {
     int rotation = wanted.isEmpty() ? 0 : Math.floorMod(startMapIndex, wanted.size());
     for (int i = 0; i < wanted.size(); i++) {
       splits.add(wanted.get((i + rotation) % wanted.size()));
+    }
+  }
+
+  private boolean mayHold(CommittedSplit s, int startMap, int endMap) throws IOException {
+    try {
+      return MapRanges.mayHold(s, startMap, endMap);
+    } catch (IllegalArgumentException e) {
+      throw new IOException(
+          "The coordinator's record of " + describe(s) + " is malformed: " + e.getMessage(), e);
     }
   }
 

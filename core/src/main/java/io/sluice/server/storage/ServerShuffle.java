@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -227,7 +228,7 @@ public final class ServerShuffle {
   /** Restart: the stage commit had finished; it completes again with the restored splits. */
   public synchronized void restoreStageCommitted() {
     if (commit == null) {
-      commit = CompletableFuture.completedFuture(List.copyOf(restored.values()));
+      commit = CompletableFuture.completedFuture(inSplitOrder(restored.values()));
     }
   }
 
@@ -273,8 +274,10 @@ public final class ServerShuffle {
   }
 
   /**
-   * Commits every split. Idempotent: a second call returns the first call's future. Completes
-   * exceptionally, naming the splits, when any split fails to commit.
+   * Commits every split. Idempotent: a second call returns the first call's future. Completes with
+   * the committed splits in (partition, epoch) order, so that the commit answer can be paged (see
+   * {@code io.sluice.protocol.SplitPages}); exceptionally, naming the splits, when any split fails
+   * to commit.
    */
   public CompletableFuture<List<CommittedSplitFile>> commit() {
     Collection<ReducePartitionSplit> toCommit;
@@ -315,9 +318,17 @@ public final class ServerShuffle {
                 files.add(f.join());
               }
               state.shuffleCommitted(appId, shuffleId, shape);
-              result.complete(files);
+              result.complete(inSplitOrder(files));
             });
     return result;
+  }
+
+  private static List<CommittedSplitFile> inSplitOrder(Collection<CommittedSplitFile> files) {
+    List<CommittedSplitFile> sorted = new ArrayList<>(files);
+    sorted.sort(
+        Comparator.comparingInt((CommittedSplitFile f) -> f.key().partitionId())
+            .thenComparingInt(f -> f.key().epoch()));
+    return List.copyOf(sorted);
   }
 
   /** Commits a split; the state store records it before the commit completes. */

@@ -1,10 +1,10 @@
 package org.apache.spark.shuffle.sluice;
 
 import io.sluice.client.ClientContext;
+import io.sluice.client.PartitionLocations;
 import io.sluice.client.coordinator.CoordinatorClient;
 import io.sluice.client.push.MapOutputPusher;
 import io.sluice.protocol.StatusException;
-import io.sluice.protocol.proto.ShuffleLocations;
 import java.io.IOException;
 import org.apache.spark.Partitioner;
 import org.apache.spark.ShuffleDependency;
@@ -72,16 +72,16 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
 
   @Override
   public void write(Iterator<Product2<K, V>> records) throws IOException {
-    ShuffleLocations generation = openGeneration();
+    PartitionLocations generation = openGeneration();
     pusher =
         new MapOutputPusher(
             client,
             coordinator,
             handle.appId(),
-            generation.getShuffleId(),
+            generation.shuffleId(),
             mapIndex,
             attempt,
-            generation.getLocationsList());
+            generation);
     Partitioner partitioner = dep.partitioner();
     RecordSerializer serializer =
         RecordSerializer.create(
@@ -125,7 +125,7 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
     metrics.incBytesWritten(total);
     status =
         MapStatus$.MODULE$.apply(
-            MapOutputLocation.of(generation.getShuffleId(), attempt), partitionLengths, mapTaskId);
+            MapOutputLocation.of(generation.shuffleId(), attempt), partitionLengths, mapTaskId);
     LOG.debug(
         "Map {} (task {}, attempt {}) of {} pushed {} records, {} bytes to generation {}; {}"
             + " early spill(s)",
@@ -135,11 +135,11 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
         handle.describe(),
         count,
         total,
-        generation.getShuffleId(),
+        generation.shuffleId(),
         memory.spills());
   }
 
-  private ShuffleLocations openGeneration() throws IOException {
+  private PartitionLocations openGeneration() throws IOException {
     try {
       return coordinator.openGeneration(handle.shuffleId());
     } catch (StatusException e) {

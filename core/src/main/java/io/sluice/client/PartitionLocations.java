@@ -1,0 +1,339 @@
+package io.sluice.client;
+
+import io.sluice.protocol.proto.PartitionLocation;
+import io.sluice.protocol.proto.ServerAddress;
+import io.sluice.protocol.proto.ShuffleLocations;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Where every partition of a shuffle is written now, in O(servers + moves) memory and bytes,
+ * whatever the partition count: the coordinator's placement rule, partition p at epoch 0 on {@code
+ * placementServers[(start + p) % placementServers.size()]}, plus the partitions that moved since
+ * (to a new epoch, on a split or a failed server) with their newest epoch and server. The wire form
+ * is {@link ShuffleLocations} (see sluice.proto): 16,777,217 partitions on three servers take a few
+ * dozen bytes, where one location per partition took 400 MB. Immutable and thread safe; {@link
+ * #location} is a binary search over the moves.
+ */
+public final class PartitionLocations {
+  private final int shuffleId;
+  private final int numPartitions;
+  // placement servers first, then servers only moves name
+  private final ServerAddress[] servers;
+  private final int placementServers;
+  private final int start;
+  // parallel, in increasing partition order
+  private final int[] movedPartitions;
+  private final int[] movedEpochs;
+  private final int[] movedServers;
+
+  private PartitionLocations(
+      int shuffleId,
+      int numPartitions,
+      ServerAddress[] servers,
+      int placementServers,
+      int start,
+      int[] movedPartitions,
+      int[] movedEpochs,
+      int[] movedServers) {
+    this.shuffleId = shuffleId;
+    this.numPartitions = numPartitions;
+    this.servers = servers;
+    this.placementServers = placementServers;
+    this.start = start;
+    this.movedPartitions = movedPartitions;
+    this.movedEpochs = movedEpochs;
+    this.movedServers = movedServers;
+  }
+
+  /**
+   * Partitions placed round robin over {@code servers} at epoch 0, partition 0 on {@code
+   * servers.get(start)}.
+   */
+  public static PartitionLocations roundRobin(
+      int shuffleId, int numPartitions, List<ServerAddress> servers, int start) {
+    if (numPartitions < 0) {
+      throw new IllegalArgumentException(
+          "shuffle " + shuffleId + " cannot have " + numPartitions + " partitions");
+    }
+    if (servers.isEmpty() || start < 0 || start >= servers.size()) {
+      throw new IllegalArgumentException(
+          "shuffle "
+              + shuffleId
+              + ": cannot place partitions on "
+              + servers.size()
+              + " servers starting at "
+              + start);
+    }
+    return new PartitionLocations(
+        shuffleId,
+        numPartitions,
+        servers.toArray(new ServerAddress[0]),
+        servers.size(),
+        start,
+        new int[0],
+        new int[0],
+        new int[0]);
+  }
+
+  /**
+   * The same placement with {@code moves} (each the newest location of a partition; at most one per
+   * partition, epoch above 0) instead of the moves recorded here.
+   */
+  public PartitionLocations withMoves(Collection<PartitionLocation> moves) {
+    List<PartitionLocation> sorted = new ArrayList<>(moves);
+    sorted.sort(Comparator.comparingInt(PartitionLocation::getPartitionId));
+    Map<ServerAddress, Integer> index = new LinkedHashMap<>();
+    for (int i = 0; i < placementServers; i++) {
+      index.putIfAbsent(servers[i], i);
+    }
+    List<ServerAddress> all = new ArrayList<>(Arrays.asList(servers).subList(0, placementServers));
+    int[] partitions = new int[sorted.size()];
+    int[] epochs = new int[sorted.size()];
+    int[] serverIndexes = new int[sorted.size()];
+    for (int i = 0; i < sorted.size(); i++) {
+      PartitionLocation l = sorted.get(i);
+      checkPartition(l.getPartitionId());
+      if (i > 0 && partitions[i - 1] == l.getPartitionId()) {
+        throw new IllegalArgumentException(
+            "shuffle " + shuffleId + ": partition " + l.getPartitionId() + " moved twice");
+      }
+      if (l.getEpoch() <= 0) {
+        throw new IllegalArgumentException(
+            "shuffle "
+                + shuffleId
+                + ": partition "
+                + l.getPartitionId()
+                + " moved to epoch "
+                + l.getEpoch());
+      }
+      partitions[i] = l.getPartitionId();
+      epochs[i] = l.getEpoch();
+      serverIndexes[i] =
+          index.computeIfAbsent(
+              l.getServer(),
+              s -> {
+                all.add(s);
+                return all.size() - 1;
+              });
+    }
+    return new PartitionLocations(
+        shuffleId,
+        numPartitions,
+        all.toArray(new ServerAddress[0]),
+        placementServers,
+        start,
+        partitions,
+        epochs,
+        serverIndexes);
+  }
+
+  /**
+   * Reads the wire form.
+   *
+   * @throws IllegalArgumentException naming the shuffle when it is inconsistent
+   */
+  public static PartitionLocations fromProto(ShuffleLocations p) {
+    int shuffleId = p.getShuffleId();
+    int moves = p.getMovedPartitionsCount();
+    if (p.getNumPartitions() < 0
+        || p.getPlacementServers() < 1
+        || p.getPlacementServers() > p.getServersCount()
+        || p.getStart() < 0
+        || p.getStart() >= p.getPlacementServers()
+        || p.getMovedEpochsCount() != moves
+        || p.getMovedServersCount() != moves) {
+      throw new IllegalArgumentException(
+          "inconsistent locations of shuffle "
+              + shuffleId
+              + ": "
+              + p.getNumPartitions()
+              + " partitions, "
+              + p.getPlacementServers()
+              + " of "
+              + p.getServersCount()
+              + " servers placed from "
+              + p.getStart()
+              + ", "
+              + moves
+              + " moved partitions with "
+              + p.getMovedEpochsCount()
+              + " epochs and "
+              + p.getMovedServersCount()
+              + " servers");
+    }
+    int[] partitions = new int[moves];
+    int[] epochs = new int[moves];
+    int[] serverIndexes = new int[moves];
+    long at = 0;
+    for (int i = 0; i < moves; i++) {
+      int delta = p.getMovedPartitions(i);
+      at += delta;
+      int server = p.getMovedServers(i);
+      if ((i > 0 && delta < 1)
+          || delta < 0
+          || at >= p.getNumPartitions()
+          || p.getMovedEpochs(i) < 1
+          || server < 0
+          || server >= p.getServersCount()) {
+        throw new IllegalArgumentException(
+            "inconsistent locations of shuffle "
+                + shuffleId
+                + ": moved partition "
+                + at
+                + " (delta "
+                + delta
+                + ") epoch "
+                + p.getMovedEpochs(i)
+                + " server "
+                + server
+                + " of "
+                + p.getServersCount()
+                + " in a shuffle of "
+                + p.getNumPartitions()
+                + " partitions");
+      }
+      partitions[i] = (int) at;
+      epochs[i] = p.getMovedEpochs(i);
+      serverIndexes[i] = server;
+    }
+    return new PartitionLocations(
+        shuffleId,
+        p.getNumPartitions(),
+        p.getServersList().toArray(new ServerAddress[0]),
+        p.getPlacementServers(),
+        p.getStart(),
+        partitions,
+        epochs,
+        serverIndexes);
+  }
+
+  /** The wire form; its size is O(servers + moves). */
+  public ShuffleLocations toProto() {
+    ShuffleLocations.Builder b =
+        ShuffleLocations.newBuilder()
+            .setShuffleId(shuffleId)
+            .setNumPartitions(numPartitions)
+            .addAllServers(Arrays.asList(servers))
+            .setPlacementServers(placementServers)
+            .setStart(start);
+    int previous = 0;
+    for (int i = 0; i < movedPartitions.length; i++) {
+      b.addMovedPartitions(movedPartitions[i] - previous);
+      b.addMovedEpochs(movedEpochs[i]);
+      b.addMovedServers(movedServers[i]);
+      previous = movedPartitions[i];
+    }
+    return b.build();
+  }
+
+  /** The shuffle (or generation) these locations belong to. */
+  public int shuffleId() {
+    return shuffleId;
+  }
+
+  public int numPartitions() {
+    return numPartitions;
+  }
+
+  /** How many partitions moved off the placement rule. */
+  public int numMoves() {
+    return movedPartitions.length;
+  }
+
+  /**
+   * The servers of the placement rule, in order (partition p at epoch 0 is on {@code
+   * placementServers().get((start() + p) % placementServers().size())}).
+   */
+  public List<ServerAddress> placementServers() {
+    return List.of(Arrays.copyOf(servers, placementServers));
+  }
+
+  public int start() {
+    return start;
+  }
+
+  /** The servers that hold partitions at epoch 0: every placement server, or fewer partitions. */
+  public List<ServerAddress> serversWithPartitions() {
+    List<ServerAddress> used = new ArrayList<>();
+    for (int i = 0; i < Math.min(numPartitions, placementServers); i++) {
+      used.add(servers[(start + i) % placementServers]);
+    }
+    return used;
+  }
+
+  /** The partitions placed at epoch 0 on {@code server} (moves aside). */
+  public BitSet placedOn(ServerAddress server) {
+    BitSet partitions = new BitSet();
+    for (int i = 0; i < placementServers; i++) {
+      if (servers[i].equals(server)) {
+        int first = Math.floorMod(i - start, placementServers);
+        for (long p = first; p < numPartitions; p += placementServers) {
+          partitions.set((int) p);
+        }
+      }
+    }
+    return partitions;
+  }
+
+  /** The current location of a partition. */
+  public PartitionLocation location(int partitionId) {
+    return PartitionLocation.newBuilder()
+        .setPartitionId(partitionId)
+        .setEpoch(epoch(partitionId))
+        .setServer(server(partitionId))
+        .build();
+  }
+
+  /** The epoch a partition is written at now. */
+  public int epoch(int partitionId) {
+    int m = moved(partitionId);
+    return m >= 0 ? movedEpochs[m] : 0;
+  }
+
+  /** The server a partition is written to now. */
+  public ServerAddress server(int partitionId) {
+    int m = moved(partitionId);
+    return m >= 0
+        ? servers[movedServers[m]]
+        : servers[(int) ((start + (long) partitionId) % placementServers)];
+  }
+
+  private int moved(int partitionId) {
+    checkPartition(partitionId);
+    return movedPartitions.length == 0 ? -1 : Arrays.binarySearch(movedPartitions, partitionId);
+  }
+
+  private void checkPartition(int partitionId) {
+    if (partitionId < 0 || partitionId >= numPartitions) {
+      throw new IllegalArgumentException(
+          "partition "
+              + partitionId
+              + " is out of range for shuffle "
+              + shuffleId
+              + " with "
+              + numPartitions
+              + " partitions");
+    }
+  }
+
+  @Override
+  public String toString() {
+    return numPartitions
+        + " partitions of shuffle "
+        + shuffleId
+        + " round robin over "
+        + placementServers
+        + " servers from "
+        + start
+        + ", "
+        + movedPartitions.length
+        + " moved";
+  }
+}
