@@ -117,9 +117,9 @@ public final class ClientConf {
 
   public ClientConf(SluiceConf conf) {
     long buffer = conf.get(PUSH_BUFFER_SIZE);
-    if (buffer < 1024 || buffer > (64 << 20)) {
+    if (buffer < 64 || buffer > (64 << 20)) {
       throw new IllegalArgumentException(
-          PUSH_BUFFER_SIZE + " must be between 1k and 64m, got " + buffer + " bytes");
+          PUSH_BUFFER_SIZE + " must be between 64 bytes and 64m, got " + buffer + " bytes");
     }
     this.pushBufferSize = (int) buffer;
     this.maxInFlightPerServer = conf.get(PUSH_MAX_IN_FLIGHT_PER_SERVER);
