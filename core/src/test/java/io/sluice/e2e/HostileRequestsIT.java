@@ -11,16 +11,26 @@ import io.sluice.protocol.BatchFormat;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.CloseStream;
+import io.sluice.protocol.proto.CommitMapPartition;
+import io.sluice.protocol.proto.CommitShuffle;
+import io.sluice.protocol.proto.FetchChunk;
+import io.sluice.protocol.proto.GetShuffleLocations;
 import io.sluice.protocol.proto.Heartbeat;
 import io.sluice.protocol.proto.MapPartitionRef;
 import io.sluice.protocol.proto.OpenMapStream;
 import io.sluice.protocol.proto.OpenStream;
 import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.ReadMapBuffer;
 import io.sluice.protocol.proto.RegionData;
+import io.sluice.protocol.proto.RegionFinish;
 import io.sluice.protocol.proto.RegionStart;
 import io.sluice.protocol.proto.RegisterShuffle;
+import io.sluice.protocol.proto.ReleaseMapPartition;
 import io.sluice.protocol.proto.ServerAddress;
 import io.sluice.protocol.proto.Status;
+import io.sluice.protocol.proto.UnregisterApplication;
+import io.sluice.protocol.proto.UnregisterShuffle;
 import io.sluice.testutil.RawConnection;
 import io.sluice.testutil.TestCluster;
 import java.nio.file.Path;
@@ -220,6 +230,89 @@ class HostileRequestsIT {
                 .build()),
         Status.BAD_REQUEST,
         "map index 2147483647 is outside [0, 4)");
+  }
+
+  @Test
+  void everyOtherRequestTypeAnswersBoundaryValuesByName() throws Exception {
+    call(regionStart(1, 16, 0));
+    assertStatus(
+        request(
+            MessageType.REGION_FINISH,
+            RegionFinish.newBuilder()
+                .setPartition(ref(1))
+                .setRegionIndex(Integer.MAX_VALUE)
+                .build()),
+        Status.BAD_REQUEST,
+        "region 2147483647");
+    assertStatus(
+        request(
+            MessageType.COMMIT_MAP_PARTITION,
+            CommitMapPartition.newBuilder().setPartition(ref(1)).setNumRegions(-1).build()),
+        Status.BAD_REQUEST,
+        "with -1 regions");
+    assertStatus(
+        request(
+            MessageType.COMMIT_MAP_PARTITION,
+            CommitMapPartition.newBuilder().setPartition(ref(Integer.MIN_VALUE)).build()),
+        Status.BAD_REQUEST,
+        "negative");
+    assertStatus(
+        request(
+            MessageType.RELEASE_MAP_PARTITION,
+            ReleaseMapPartition.newBuilder().setPartition(ref(-1)).build()),
+        Status.BAD_REQUEST,
+        "negative");
+    assertStatus(
+        request(MessageType.READ_MAP_BUFFER, ReadMapBuffer.newBuilder().setStreamId(-1).build()),
+        Status.NOT_FOUND,
+        "no open map stream -1");
+    assertStatus(
+        request(
+            MessageType.FETCH_CHUNK,
+            FetchChunk.newBuilder().setStreamId(Long.MAX_VALUE).setChunkIndex(-1).build()),
+        Status.NOT_FOUND,
+        "no open stream " + Long.MAX_VALUE);
+    assertStatus(
+        request(MessageType.CLOSE_STREAM, CloseStream.newBuilder().setStreamId(-7).build()),
+        Status.NOT_FOUND,
+        "no open stream -7");
+    assertStatus(
+        request(
+            MessageType.COMMIT_SHUFFLE,
+            CommitShuffle.newBuilder().setAppId(APP).setShuffleId(Integer.MAX_VALUE).build()),
+        Status.SHUFFLE_NOT_REGISTERED,
+        "shuffle 2147483647 is not registered");
+    assertStatus(
+        request(MessageType.HEARTBEAT, Heartbeat.newBuilder().setAppId("no-such-app").build()),
+        Status.SHUFFLE_NOT_REGISTERED,
+        "no-such-app");
+    assertStatus(
+        request(
+            MessageType.REGISTER_SHUFFLE,
+            RegisterShuffle.newBuilder()
+                .setAppId("../../etc")
+                .setShuffleId(1)
+                .setNumMaps(1)
+                .setNumPartitions(1)
+                .build()),
+        Status.BAD_REQUEST,
+        "invalid application id");
+    assertStatus(
+        request(
+            MessageType.GET_SHUFFLE_LOCATIONS,
+            GetShuffleLocations.newBuilder().setShuffleId(1).build()),
+        Status.BAD_REQUEST,
+        "is not a request this server answers");
+    // unregistering what does not exist changes nothing and is fine
+    call(
+        request(
+            MessageType.UNREGISTER_SHUFFLE,
+            UnregisterShuffle.newBuilder().setAppId(APP).setShuffleId(Integer.MIN_VALUE).build()));
+    call(
+        request(
+            MessageType.UNREGISTER_APPLICATION,
+            UnregisterApplication.newBuilder().setAppId("no-such-app").build()));
+    assertThat(cluster.server(0).registry().get(APP, 1)).isNotNull();
   }
 
   @Test
