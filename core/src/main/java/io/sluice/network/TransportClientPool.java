@@ -33,7 +33,12 @@ public final class TransportClientPool implements Closeable {
   private final EventLoopGroup group;
   private final Bootstrap bootstrap;
   private final Map<String, TransportClient[]> clients = new ConcurrentHashMap<>();
-  private final Object connectLock = new Object();
+
+  /**
+   * One lock per server: a connect to a host that does not answer waits up to {@code
+   * sluice.network.connectTimeout}, and holds up only other connects to that same host.
+   */
+  private final Map<String, Object> connectLocks = new ConcurrentHashMap<>();
 
   public TransportClientPool(String name, NetworkConf conf, MessageSchema schema) {
     this.conf = conf;
@@ -73,7 +78,7 @@ public final class TransportClientPool implements Closeable {
     if (client != null && client.isActive()) {
       return client;
     }
-    synchronized (connectLock) {
+    synchronized (connectLocks.computeIfAbsent(key, k -> new Object())) {
       client = slots[index];
       if (client != null && client.isActive()) {
         return client;

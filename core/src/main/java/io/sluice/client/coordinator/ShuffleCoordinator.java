@@ -2,6 +2,7 @@ package io.sluice.client.coordinator;
 
 import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
+import io.sluice.client.ServerHeartbeats;
 import io.sluice.client.ServerRequests;
 import io.sluice.common.Clock;
 import io.sluice.common.Ids;
@@ -28,9 +29,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,7 +52,7 @@ public final class ShuffleCoordinator implements Closeable {
   private final ShuffleGenerations generations = new ShuffleGenerations();
   private final Object generationLock = new Object();
   private final TransportServer endpoint;
-  private final ScheduledFuture<?> heartbeats;
+  private final ServerHeartbeats heartbeats;
 
   /**
    * Starts the coordinator and its endpoint on {@code bindHost} and {@code
@@ -82,11 +81,9 @@ public final class ShuffleCoordinator implements Closeable {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while starting the coordinator endpoint", e);
     }
-    long interval = context.conf().heartbeatIntervalMillis();
     this.heartbeats =
-        context
-            .scheduler()
-            .scheduleWithFixedDelay(this::heartbeat, interval, interval, TimeUnit.MILLISECONDS);
+        new ServerHeartbeats(
+            context, appId, () -> registeredServers, (server, why) -> LOG.warn("{}", why));
   }
 
   public String appId() {
@@ -432,24 +429,10 @@ public final class ShuffleCoordinator implements Closeable {
     }
   }
 
-  private void heartbeat() {
-    for (ServerAddress server : registeredServers) {
-      try {
-        context.call(server, ServerRequests.heartbeat(appId));
-      } catch (IOException | StatusException e) {
-        LOG.warn(
-            "Heartbeat of application {} to {} failed: {}",
-            appId,
-            ClientContext.format(server),
-            e.getMessage());
-      }
-    }
-  }
-
   /** Unregisters the application on every server (deleting its files) and stops the endpoint. */
   @Override
   public void close() {
-    heartbeats.cancel(false);
+    heartbeats.close();
     endpoint.close();
     for (ServerAddress server : registeredServers) {
       try {

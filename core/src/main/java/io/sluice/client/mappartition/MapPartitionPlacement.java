@@ -2,6 +2,7 @@ package io.sluice.client.mappartition;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.client.ClientContext;
+import io.sluice.client.ServerHeartbeats;
 import io.sluice.client.ServerRequests;
 import io.sluice.common.Ids;
 import io.sluice.protocol.MapPartitionId;
@@ -18,10 +19,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,7 +43,7 @@ public final class MapPartitionPlacement implements Closeable {
   private final List<InetSocketAddress> servers;
   private final Consumer<InetSocketAddress> serverLost;
   private final ExecutorService placer;
-  private final ScheduledFuture<?> heartbeats;
+  private final ServerHeartbeats heartbeats;
   private final AtomicInteger next = new AtomicInteger();
   private final Set<InetSocketAddress> used = ConcurrentHashMap.newKeySet();
   private final Map<InetSocketAddress, Long> excludedUntil = new ConcurrentHashMap<>();
@@ -66,12 +66,18 @@ public final class MapPartitionPlacement implements Closeable {
     this.serverLost = serverLost;
     this.placer =
         Executors.newSingleThreadExecutor(new DefaultThreadFactory("sluice-placement", true));
-    long interval = context.conf().heartbeatIntervalMillis();
     this.heartbeats =
-        context
-            .scheduler()
-            .scheduleWithFixedDelay(
-                () -> placer.execute(this::heartbeat), interval, interval, TimeUnit.MILLISECONDS);
+        new ServerHeartbeats(
+            context,
+            appId,
+            () -> used.stream().map(MapPartitionPlacement::address).collect(Collectors.toList()),
+            (server, why) -> {
+              for (InetSocketAddress s : used) {
+                if (address(s).equals(server)) {
+                  lost(s, why);
+                }
+              }
+            });
   }
 
   public String appId() {
@@ -137,16 +143,6 @@ public final class MapPartitionPlacement implements Closeable {
             });
   }
 
-  private void heartbeat() {
-    for (InetSocketAddress s : used) {
-      try {
-        context.call(address(s), ServerRequests.heartbeat(appId));
-      } catch (IOException | StatusException e) {
-        lost(s, "heartbeat failed: " + e.getMessage());
-      }
-    }
-  }
-
   /** Leaves a server out of placement for a while and reports it lost (once per exclusion). */
   private void lost(InetSocketAddress s, String reason) {
     long until = System.currentTimeMillis() + context.conf().excludeDurationMillis();
@@ -184,7 +180,7 @@ public final class MapPartitionPlacement implements Closeable {
    */
   @Override
   public void close() {
-    heartbeats.cancel(false);
+    heartbeats.close();
     placer.shutdownNow();
     for (InetSocketAddress s : used) {
       context

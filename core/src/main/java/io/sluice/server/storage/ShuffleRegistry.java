@@ -102,10 +102,25 @@ public final class ShuffleRegistry {
     return apps.computeIfAbsent(appId, id -> new Application(id, clock.millis()));
   }
 
-  /** The shuffle, or null when it is not registered. */
+  /** True when the shuffle is registered; unlike {@link #get}, not a sign of life. */
+  public boolean contains(String appId, int shuffleId) {
+    Application app = apps.get(appId);
+    return app != null && app.shuffles.containsKey(shuffleId);
+  }
+
+  /**
+   * The shuffle, or null when it is not registered. Every request that names a shuffle comes
+   * through here, so it counts as a sign of life of its application, like a heartbeat: an
+   * application expires only after {@code sluice.app.timeout} in which nobody (coordinator, writer
+   * or reader) sent a request naming it.
+   */
   public ServerShuffle get(String appId, int shuffleId) {
     Application app = apps.get(appId);
-    return app == null ? null : app.shuffles.get(shuffleId);
+    if (app == null) {
+      return null;
+    }
+    app.lastHeard = clock.millis();
+    return app.shuffles.get(shuffleId);
   }
 
   /**
