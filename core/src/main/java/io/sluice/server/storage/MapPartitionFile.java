@@ -10,7 +10,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
@@ -347,8 +346,8 @@ public final class MapPartitionFile {
       i.force(true);
     }
     closeFiles();
-    Files.move(path(".data" + IN_PROGRESS_SUFFIX), path(".data"), StandardCopyOption.ATOMIC_MOVE);
-    Files.move(path(".index" + IN_PROGRESS_SUFFIX), path(".index"), StandardCopyOption.ATOMIC_MOVE);
+    DurableRename.rename(path(".data" + IN_PROGRESS_SUFFIX), path(".data"), false);
+    DurableRename.rename(path(".index" + IN_PROGRESS_SUFFIX), path(".index"), fsync);
     CommittedMapPartition c =
         new CommittedMapPartition(
             key, path(".data"), path(".index"), numSubpartitions, numRegions, length, dir);

@@ -12,7 +12,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
@@ -428,7 +427,7 @@ public final class ReducePartitionSplit {
       ch.force(true);
     }
     closeQuietly();
-    Files.move(inProgressPath(d), committedPath(d), StandardCopyOption.ATOMIC_MOVE);
+    DurableRename.rename(inProgressPath(d), committedPath(d), fsync);
     if (chunkOffsets.get(chunkOffsets.size() - 1) != flushedLength) {
       chunkOffsets.add(flushedLength);
     }
