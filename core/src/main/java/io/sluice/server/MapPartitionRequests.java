@@ -165,15 +165,7 @@ final class MapPartitionRequests {
       return Messages.error(
           h.getRequestId(),
           Status.CONGESTED,
-          "server memory is "
-              + memory.state()
-              + " ("
-              + memory.held()
-              + " of "
-              + memory.max()
-              + " bytes held, sluice.memory.max); retry region data of "
-              + file.key()
-              + " later");
+          memory.congestedMessage("region data of " + file.key()));
     }
     file.append(h.getRegionIndex(), h.getSequence(), body);
     request.handOver();

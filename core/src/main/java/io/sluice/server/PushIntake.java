@@ -88,17 +88,7 @@ final class PushIntake {
     if (reserved != bytes) {
       // the body arrived whole while the budget was full: the decoder could not reserve it
       metrics.pushesCongested().mark();
-      return new Outcome(
-          Status.CONGESTED,
-          "server memory is "
-              + memory.state()
-              + " ("
-              + memory.held()
-              + " of "
-              + memory.max()
-              + " bytes held, sluice.memory.max); retry "
-              + split
-              + " later");
+      return new Outcome(Status.CONGESTED, memory.congestedMessage(split));
     }
     ReducePartitionSplit target;
     try {

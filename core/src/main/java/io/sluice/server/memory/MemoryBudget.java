@@ -181,9 +181,17 @@ public final class MemoryBudget implements InboundMemory {
     return peak;
   }
 
-  @Override
-  public synchronized String toString() {
-    return held + "/" + max + " " + state;
+  /** Why a body of {@code what} (naming it) was refused CONGESTED, for the writer's error. */
+  public synchronized String congestedMessage(String what) {
+    return "server memory is "
+        + state
+        + " ("
+        + held
+        + " of "
+        + max
+        + " bytes held, sluice.memory.max); retry "
+        + what
+        + " later";
   }
 
   @Override
