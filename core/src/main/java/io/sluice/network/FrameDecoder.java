@@ -161,6 +161,12 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 + " bytes");
       }
       boolean data = schema.carriesData(type);
+      if (data && memory == null) {
+        // only a server with a memory budget takes bulk data (a client, or the coordinator's
+        // endpoint, never should)
+        throw new CorruptedFrameException(
+            "a " + schema.typeName(type) + " frame is not accepted on this connection");
+      }
       if (!data && frameLength > maxControlFrameSize) {
         throw new TooLongFrameException(
             "a "
@@ -172,7 +178,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 + " bytes allowed for frames without bulk data");
       }
       boolean whole = in.readableBytes() >= 4 + frameLength;
-      if (data && memory != null && bodyLength > 0 && reservedForNext == 0) {
+      if (data && bodyLength > 0 && reservedForNext == 0) {
         if (bodyLength > memory.max()) {
           throw new TooLongFrameException(
               "a "
@@ -224,7 +230,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
       } else {
         body = in.readRetainedSlice(bodyLength);
       }
-      if (memory != null && data) {
+      if (data) {
         // arrived whole while the budget was full: the receiver refuses it (CONGESTED)
         out.add(Message.withReservedBody(type, header, requestId, body, memory, 0));
       } else {

@@ -341,5 +341,14 @@ class HostileRequestsIT {
     }
     assertThat(cluster.server(0).memory().held()).isZero();
     call(push(0, 0, 0));
+    // the coordinator's endpoint takes no bulk data at all (it would hold it outside any budget)
+    try (RawConnection c = new RawConnection("127.0.0.1", cluster.coordinator().port())) {
+      c.send(
+          RawConnection.frame(
+              MessageType.PUSH_DATA,
+              PushData.newBuilder().setRequestId(1).setAppId(APP).build(),
+              new byte[1000]));
+      assertThat(c.closedByServerWithin(30_000)).isTrue();
+    }
   }
 }

@@ -43,6 +43,23 @@ import org.junit.jupiter.api.Test;
 class FrameCodecTest {
   private static final int MAX_FRAME = 1 << 20;
 
+  /** A server's inbound memory that always has room (and counts nothing). */
+  private static final InboundMemory UNBOUNDED_MEMORY =
+      new InboundMemory() {
+        @Override
+        public boolean tryReserve(long bytes) {
+          return true;
+        }
+
+        @Override
+        public void release(long bytes) {}
+
+        @Override
+        public long max() {
+          return Long.MAX_VALUE;
+        }
+      };
+
   private static Map<MessageType, MessageLite> samples() {
     Map<MessageType, MessageLite> m = new EnumMap<>(MessageType.class);
     m.put(
@@ -178,7 +195,8 @@ class FrameCodecTest {
 
   private static EmbeddedChannel channel() {
     return new EmbeddedChannel(
-        FrameEncoder.INSTANCE, new FrameDecoder(SluiceProtocol.INSTANCE, MAX_FRAME));
+        FrameEncoder.INSTANCE,
+        new FrameDecoder(SluiceProtocol.INSTANCE, MAX_FRAME, MAX_FRAME, UNBOUNDED_MEMORY));
   }
 
   /** Encodes on one channel and returns the bytes as one buffer. */

@@ -43,6 +43,12 @@ import org.slf4j.LoggerFactory;
 public final class ShuffleCoordinator implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(ShuffleCoordinator.class);
 
+  /**
+   * The largest request the endpoint takes (the rest close their connection): a MapperEnd names at
+   * most every server, and 1 MiB holds 30,000 of them. Bulk data is refused outright.
+   */
+  static final int MAX_REQUEST_SIZE = 1 << 20;
+
   private final String appId;
   private final List<ServerAddress> servers;
   private final ClientContext context;
@@ -76,7 +82,9 @@ public final class ShuffleCoordinator implements Closeable {
               SluiceProtocol.INSTANCE,
               new CoordinatorRequestHandler(this),
               bindHost,
-              context.conf().coordinatorPort());
+              context.conf().coordinatorPort(),
+              Math.min(MAX_REQUEST_SIZE, context.networkConf().maxFrameSize()),
+              null);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while starting the coordinator endpoint", e);
