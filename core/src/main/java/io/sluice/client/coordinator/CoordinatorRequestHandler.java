@@ -1,6 +1,7 @@
 package io.sluice.client.coordinator;
 
 import io.netty.channel.Channel;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.network.Message;
 import io.sluice.network.RequestHandler;
 import io.sluice.protocol.MessageType;
@@ -16,22 +17,67 @@ import io.sluice.protocol.proto.RevivePartition;
 import io.sluice.protocol.proto.SplitCursor;
 import io.sluice.protocol.proto.Status;
 import java.io.IOException;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Decodes requests to the coordinator's endpoint, delegates them and answers. */
-final class CoordinatorRequestHandler implements RequestHandler {
+/**
+ * Decodes requests to the coordinator's endpoint, delegates them and answers. Requests run on the
+ * coordinator's own pool ({@link #THREADS} threads, at most {@link #QUEUED} waiting), never on the
+ * endpoint's event loop: placing a moved partition or a new generation calls servers, and one slow
+ * server must not stall every task's requests. A request that finds the queue full is answered
+ * CONGESTED (the task retries).
+ */
+final class CoordinatorRequestHandler implements RequestHandler, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CoordinatorRequestHandler.class);
+  static final int THREADS = 8;
+  static final int QUEUED = 65_536;
 
   private final ShuffleCoordinator coordinator;
+  private final ExecutorService workers;
 
   CoordinatorRequestHandler(ShuffleCoordinator coordinator) {
     this.coordinator = coordinator;
+    this.workers =
+        new ThreadPoolExecutor(
+            THREADS,
+            THREADS,
+            60,
+            TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(QUEUED),
+            new DefaultThreadFactory("sluice-coordinator-" + coordinator.appId(), true));
   }
 
   @Override
   public void handle(Channel channel, Message request) {
+    try {
+      workers.execute(() -> handleNow(channel, request));
+    } catch (RejectedExecutionException e) {
+      long id = request.requestId();
+      request.release();
+      channel.writeAndFlush(
+          Messages.error(
+              id,
+              Status.CONGESTED,
+              "the coordinator of application "
+                  + coordinator.appId()
+                  + " has "
+                  + QUEUED
+                  + " requests waiting; retry later"));
+    }
+  }
+
+  @Override
+  public void close() {
+    workers.shutdownNow();
+  }
+
+  private void handleNow(Channel channel, Message request) {
     long id = request.requestId();
     request.release(); // coordinator requests carry no body
     try {

@@ -57,6 +57,7 @@ public final class ShuffleCoordinator implements Closeable {
   private final Set<ServerAddress> registeredServers = ConcurrentHashMap.newKeySet();
   private final ShuffleGenerations generations = new ShuffleGenerations();
   private final Object generationLock = new Object();
+  private final CoordinatorRequestHandler requests;
   private final TransportServer endpoint;
   private final ServerHeartbeats heartbeats;
 
@@ -74,13 +75,14 @@ public final class ShuffleCoordinator implements Closeable {
     this.servers = List.copyOf(servers);
     this.context = context;
     this.exclusions = new ServerExclusions(context.conf().excludeDurationMillis(), Clock.SYSTEM);
+    this.requests = new CoordinatorRequestHandler(this);
     try {
       this.endpoint =
           new TransportServer(
               "sluice-coordinator-" + appId,
               context.networkConf(),
               SluiceProtocol.INSTANCE,
-              new CoordinatorRequestHandler(this),
+              requests,
               bindHost,
               context.conf().coordinatorPort(),
               Math.min(MAX_REQUEST_SIZE, context.networkConf().maxFrameSize()),
@@ -442,6 +444,7 @@ public final class ShuffleCoordinator implements Closeable {
   public void close() {
     heartbeats.close();
     endpoint.close();
+    requests.close();
     for (ServerAddress server : registeredServers) {
       try {
         context.call(server, ServerRequests.unregisterApplication(appId));

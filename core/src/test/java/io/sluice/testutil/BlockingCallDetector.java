@@ -1,0 +1,75 @@
+package io.sluice.testutil;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.ServiceLoader;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import reactor.blockhound.BlockHound;
+import reactor.blockhound.integration.BlockHoundIntegration;
+
+/**
+ * Fails a test when an event-loop thread made a blocking call (a disk access, a sleep, a wait on a
+ * lock or a future): event loops never wait, or one slow disk or silent peer stalls every
+ * connection the loop serves. Uses BlockHound with Netty's own allowances (its event loops park
+ * when idle, and so on); event-loop threads are recognized by the names {@code
+ * io.sluice.network.Transports} gives them. Registered for every test through {@code
+ * META-INF/services}; the build's test JVMs run with {@code
+ * -XX:+AllowRedefinitionToAddDeleteMethods}, which BlockHound needs.
+ */
+public final class BlockingCallDetector implements AfterEachCallback {
+  /** Threads of Transports' event loop groups: {@code <name>-io|accept|client-<pool>-<n>}. */
+  private static final Pattern EVENT_LOOP = Pattern.compile(".+-(io|accept|client)-\\d+-\\d+");
+
+  private static final Queue<String> CALLS = new ConcurrentLinkedQueue<>();
+
+  static {
+    BlockHound.Builder builder = BlockHound.builder();
+    for (BlockHoundIntegration integration : ServiceLoader.load(BlockHoundIntegration.class)) {
+      if (integration.getClass().getName().startsWith("io.netty.")) {
+        builder.with(integration); // Netty's allowances: idle event loops park, and so on
+      }
+    }
+    builder
+        // handing a task to another thread takes the queue's lock for an instant: not a wait on
+        // a disk, a peer or a lock held across IO
+        .allowBlockingCallsInside(ThreadPoolExecutor.class.getName(), "execute")
+        .allowBlockingCallsInside(ScheduledThreadPoolExecutor.class.getName(), "schedule")
+        .nonBlockingThreadPredicate(p -> t -> EVENT_LOOP.matcher(t.getName()).matches())
+        .blockingMethodCallback(
+            m -> {
+              StringBuilder where = new StringBuilder();
+              where
+                  .append(Thread.currentThread().getName())
+                  .append(" called ")
+                  .append(m)
+                  .append(':');
+              StackTraceElement[] stack = new Throwable().getStackTrace();
+              for (int i = 0; i < Math.min(stack.length, 25); i++) {
+                where.append("\n    at ").append(stack[i]);
+              }
+              CALLS.add(where.toString());
+            })
+        .install();
+  }
+
+  @Override
+  public void afterEach(ExtensionContext context) {
+    if (CALLS.isEmpty()) {
+      return;
+    }
+    List<String> calls = new ArrayList<>(CALLS);
+    CALLS.clear();
+    throw new AssertionError(
+        calls.size()
+            + " blocking call(s) on event-loop threads in or before "
+            + context.getDisplayName()
+            + ":\n"
+            + String.join("\n---\n", calls));
+  }
+}
