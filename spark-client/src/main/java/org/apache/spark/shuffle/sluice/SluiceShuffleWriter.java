@@ -125,7 +125,12 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
     metrics.incBytesWritten(total);
     status =
         MapStatus$.MODULE$.apply(
-            MapOutputLocation.of(generation.shuffleId(), attempt), partitionLengths, mapTaskId);
+            MapOutputLocation.of(
+                generation.shuffleId(),
+                attempt,
+                MapOutputLocation.hostHere(generation.shuffleId())),
+            partitionLengths,
+            mapTaskId);
     LOG.debug(
         "Map {} (task {}, attempt {}) of {} pushed {} records, {} bytes to generation {}; {}"
             + " early spill(s)",
