@@ -144,6 +144,13 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
         memory.spills());
   }
 
+  /**
+   * The generation to write to, from the coordinator (within {@code
+   * sluice.network.requestTimeout}).
+   *
+   * @throws IOException naming the map, the application and the shuffle when the coordinator
+   *     refused or did not answer
+   */
   private PartitionLocations openGeneration() throws IOException {
     try {
       return coordinator.openGeneration(handle.shuffleId());
@@ -156,6 +163,9 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
               + ": "
               + e.getMessage(),
           e);
+    } catch (IOException e) {
+      throw new IOException(
+          "Map " + mapIndex + " of " + handle.describe() + " cannot start: " + e.getMessage(), e);
     }
   }
 
