@@ -29,6 +29,10 @@ import scala.collection.Iterator;
  * and returns a {@link MapStatus} with the bytes pushed per partition, which is what AQE coalesces
  * and splits on.
  *
+ * <p>The bytes it reports to Spark's write metrics are the records' serialized bytes, the payloads
+ * of its batches before compression and without batch headers: what {@link SluiceRecordIterator}
+ * counts as read, so written and read bytes of a shuffle are one count.
+ *
  * <p>The map writes to its shuffle's open generation (a rerun after the shuffle was read goes to a
  * new one) as attempt {@code stageAttempt << 16 | taskAttempt}; the status's location records both
  * ({@link MapOutputLocation}).
@@ -122,7 +126,7 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
       total += l;
     }
     metrics.incRecordsWritten(count);
-    metrics.incBytesWritten(total);
+    metrics.incBytesWritten(serializer.bytesSerialized());
     status =
         MapStatus$.MODULE$.apply(
             MapOutputLocation.of(
