@@ -67,7 +67,8 @@ public final class ClientConf {
       ConfigKey.millis(
           "sluice.coordinator.commitTimeout",
           "600s",
-          "Longest a reader waits for a shuffle's commit before it fails.");
+          "Longest a reader waits for a shuffle's commit; then it fails naming the maps that never"
+              + " reported their end or the servers that did not answer the commit.");
 
   public static final ConfigKey<Long> MAP_PUSH_SIZE =
       ConfigKey.bytes(

@@ -63,6 +63,30 @@ final class SparkSessions {
   }
 
   /**
+   * A session as a notebook or a PySpark shell starts one: {@code local[2]}, Spark's own driver
+   * host (the machine's canonical name, the host its one executor has) and locality wait (3s), AQE
+   * on. With {@code sluiceServers} non-null it runs on Sluice, otherwise on the built-in shuffle.
+   */
+  static SparkSession shellLike(String name, String sluiceServers, Map<String, String> extra) {
+    SparkSession.Builder b =
+        SparkSession.builder()
+            .appName(name)
+            .master("local[2]")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.adaptive.enabled", "true");
+    if (sluiceServers != null) {
+      b =
+          b.config("spark.shuffle.manager", MANAGER)
+              .config("spark.shuffle.sort.io.plugin.class", DATA_IO)
+              .config("spark.sluice.servers", sluiceServers);
+    }
+    for (Map.Entry<String, String> e : extra.entrySet()) {
+      b = b.config(e.getKey(), e.getValue());
+    }
+    return b.getOrCreate();
+  }
+
+  /**
    * Lines of an application's executor logs where Netty reported a leaked buffer. Local-cluster
    * workers keep their work directories (one per application, with each executor's stderr) in
    * temporary directories that they delete when the session stops, so call this before stopping.

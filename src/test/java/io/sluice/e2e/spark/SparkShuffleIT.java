@@ -47,6 +47,7 @@ class SparkShuffleIT {
   private static SluiceServers servers;
   private static SparkSession spark;
   private static final TaskFailureCounter failures = new TaskFailureCounter();
+  private static final ShuffleBytesCounter shuffleBytes = new ShuffleBytesCounter();
   private static SpeculationMarker speculation;
 
   @BeforeAll
@@ -82,6 +83,7 @@ class SparkShuffleIT {
                 "spark.speculation.minTaskRuntime", "50ms"));
     spark.sparkContext().addSparkListener(failures);
     spark.sparkContext().addSparkListener(speculation);
+    spark.sparkContext().addSparkListener(shuffleBytes);
   }
 
   @AfterAll
@@ -170,6 +172,73 @@ class SparkShuffleIT {
                     .collect()));
     assertThat(speculation.seen()).isTrue();
     assertThat(sums).isEqualTo(expected.get("speculation"));
+  }
+
+  /** The shuffle metrics of one job, after it ran alone. */
+  private static ShuffleBytesCounter shuffleMetricsOf(Runnable job) throws Exception {
+    synchronized (shuffleBytes) {
+      spark.sparkContext().listenerBus().waitUntilEmpty();
+      shuffleBytes.reset();
+      job.run();
+      spark.sparkContext().listenerBus().waitUntilEmpty();
+      return shuffleBytes;
+    }
+  }
+
+  /**
+   * Spark's ShuffleSuite "metrics for shuffle without aggregation" shape (found 40,558 bytes
+   * written and 43,616 read): written and read bytes are one count, the serialized records' bytes.
+   */
+  @Test
+  void shuffleBytesWrittenAreTheBytesReadWithoutAggregation() throws Exception {
+    ShuffleBytesCounter m =
+        shuffleMetricsOf(
+            () ->
+                Jobs.jsc(spark)
+                    .parallelize(Jobs.range(10_000), 4)
+                    .mapToPair(i -> new Tuple2<>(i, 1))
+                    .groupByKey()
+                    .collect());
+    assertThat(m.recordsWritten.get()).as("%s", m).isEqualTo(10_000);
+    assertThat(m.recordsRead.get()).as("%s", m).isEqualTo(10_000);
+    assertThat(m.bytesWritten.get()).as("%s", m).isPositive().isEqualTo(m.bytesRead.get());
+  }
+
+  /** The same with map-side combine, and for a DataFrame (Spark SQL's row serializer). */
+  @Test
+  void shuffleBytesWrittenAreTheBytesReadWithAggregationAndForDataFrames() throws Exception {
+    ShuffleBytesCounter combined =
+        shuffleMetricsOf(
+            () ->
+                Jobs.jsc(spark)
+                    .parallelize(Jobs.range(10_000), 4)
+                    .mapToPair(i -> new Tuple2<>(i % 100, 1))
+                    .reduceByKey(Integer::sum, 3)
+                    .collect());
+    assertThat(combined.recordsRead.get()).as("%s", combined).isEqualTo(400); // 4 maps x 100 keys
+    assertThat(combined.bytesWritten.get())
+        .as("%s", combined)
+        .isPositive()
+        .isEqualTo(combined.bytesRead.get());
+
+    spark.conf().set("spark.sql.adaptive.enabled", "false"); // one read of every partition
+    try {
+      ShuffleBytesCounter rows =
+          shuffleMetricsOf(
+              () ->
+                  spark
+                      .range(0, 20_000, 1, 4)
+                      .selectExpr("id", "concat('row-', id) AS name")
+                      .repartition(5)
+                      .collectAsList());
+      assertThat(rows.recordsRead.get()).as("%s", rows).isEqualTo(20_000);
+      assertThat(rows.bytesWritten.get())
+          .as("%s", rows)
+          .isPositive()
+          .isEqualTo(rows.bytesRead.get());
+    } finally {
+      spark.conf().set("spark.sql.adaptive.enabled", "true");
+    }
   }
 
   @Test

@@ -1,9 +1,13 @@
 package io.sluice.client.coordinator;
 
+import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
+import io.sluice.protocol.IndexRanges;
+import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.CommittedSplit;
 import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.protocol.proto.ServerAddress;
+import io.sluice.protocol.proto.Status;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
@@ -40,6 +44,8 @@ final class CoordinatedShuffle {
   private int completedMaps;
   private final CompletableFuture<ShuffleCommit> committed = new CompletableFuture<>();
   private boolean commitStarted;
+  // servers asked to commit that have not answered yet
+  private final Set<ServerAddress> commitUnanswered = new LinkedHashSet<>();
 
   /** A shuffle whose partitions start where the placement rule {@code placement} puts them. */
   CoordinatedShuffle(int shuffleId, int numMaps, PartitionLocations placement) {
@@ -117,6 +123,53 @@ final class CoordinatedShuffle {
 
   synchronized boolean isCommitStarted() {
     return commitStarted;
+  }
+
+  /** Records that the commit was sent to {@code servers}, which have not answered yet. */
+  synchronized void commitSentTo(List<ServerAddress> servers) {
+    commitUnanswered.addAll(servers);
+  }
+
+  /** Records that {@code server} answered the commit (with its splits or an error). */
+  synchronized void commitAnswered(ServerAddress server) {
+    commitUnanswered.remove(server);
+  }
+
+  /**
+   * What the commit waits for now, for errors: "3 of 8 maps never reported their end (MapperEnd):
+   * maps [2, 4), 7" before it started, "... [h:p, ...] did not answer it" while it runs.
+   */
+  synchronized String awaited() {
+    if (committed.isDone()) {
+      return "nothing (the commit is complete)";
+    }
+    if (!commitStarted) {
+      BitSet missing = new BitSet(numMaps);
+      for (int m = 0; m < numMaps; m++) {
+        if (winningAttempts[m] < 0) {
+          missing.set(m);
+        }
+      }
+      return (numMaps - completedMaps)
+          + " of "
+          + numMaps
+          + " maps never reported their end (MapperEnd): maps "
+          + IndexRanges.of(missing, 0, numMaps, 16);
+    }
+    List<String> servers = new ArrayList<>();
+    for (ServerAddress s : commitUnanswered) {
+      servers.add(ClientContext.format(s));
+    }
+    return "the commit was sent to every server holding a split; "
+        + (servers.isEmpty() ? "its result is being assembled" : servers + " did not answer it");
+  }
+
+  /**
+   * Fails the commit, for the readers that wait for it, when it will never complete (the shuffle
+   * was unregistered, the coordinator stops); does nothing once it completed.
+   */
+  void abandon(String why) {
+    committed.completeExceptionally(new StatusException(Status.SHUFFLE_NOT_REGISTERED, why));
   }
 
   /** Every server that was given a partition of this shuffle at some epoch. */

@@ -2,6 +2,7 @@ package io.sluice.client.coordinator;
 
 import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
+import io.sluice.network.Message;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.SplitPages;
@@ -18,6 +19,7 @@ import io.sluice.protocol.proto.SplitCursor;
 import io.sluice.protocol.proto.Status;
 import java.io.IOException;
 import java.util.Collection;
+import java.util.function.LongFunction;
 
 /**
  * How tasks reach their application's coordinator, in whatever JVM it runs. Thread safe; calls
@@ -35,8 +37,8 @@ public final class CoordinatorClient {
   /** The current location of every partition of the shuffle. */
   public PartitionLocations locations(int shuffleId) throws IOException, StatusException {
     return locationsOf(
-        context.call(
-            coordinator,
+        ask(
+            "the locations of shuffle " + shuffleId,
             id ->
                 Messages.request(
                     MessageType.GET_SHUFFLE_LOCATIONS,
@@ -45,6 +47,27 @@ public final class CoordinatorClient {
                         .setShuffleId(shuffleId)
                         .build(),
                     id)));
+  }
+
+  /**
+   * Sends a request and waits up to {@code sluice.network.requestTimeout} for its answer.
+   *
+   * @throws IOException naming the coordinator and {@code what} was asked for when no answer came
+   */
+  private Response ask(String what, LongFunction<Message> request)
+      throws IOException, StatusException {
+    try {
+      return context.call(coordinator, request);
+    } catch (IOException e) {
+      throw new IOException(
+          "The Sluice coordinator at "
+              + ClientContext.format(coordinator)
+              + " gave no answer about "
+              + what
+              + ": "
+              + e.getMessage(),
+          e);
+    }
   }
 
   private static PartitionLocations locationsOf(Response answer) throws StatusException {
@@ -63,8 +86,8 @@ public final class CoordinatorClient {
    */
   public PartitionLocations openGeneration(int shuffleId) throws IOException, StatusException {
     return locationsOf(
-        context.call(
-            coordinator,
+        ask(
+            "the open generation of shuffle " + shuffleId,
             id ->
                 Messages.request(
                     MessageType.GET_SHUFFLE_LOCATIONS,
@@ -83,8 +106,8 @@ public final class CoordinatorClient {
   public void mapperEnd(
       int shuffleId, int mapIndex, int attempt, Collection<ServerAddress> serversWritten)
       throws IOException, StatusException {
-    context.call(
-        coordinator,
+    ask(
+        "the end of map " + mapIndex + " attempt " + attempt + " of shuffle " + shuffleId,
         id ->
             Messages.request(
                 MessageType.MAPPER_END,
@@ -101,6 +124,12 @@ public final class CoordinatorClient {
   /**
    * The committed splits of partitions [startPartition, endPartition) and the winning attempt of
    * every map; waits for the commit (up to {@code sluice.coordinator.commitTimeout}).
+   *
+   * @throws StatusException {@code NOT_READY} naming the application, shuffle, partitions and what
+   *     the commit still waited for (maps that never reported their end, servers that did not
+   *     answer the commit) when the bound passed; {@code SHUFFLE_NOT_REGISTERED} when the shuffle
+   *     was unregistered
+   * @throws IOException naming the coordinator when it gave no answer at all
    */
   public CommittedShuffle committedSplits(int shuffleId, int startPartition, int endPartition)
       throws IOException, StatusException {
@@ -148,8 +177,43 @@ public final class CoordinatorClient {
     return all.build();
   }
 
+  /**
+   * One page of the answer. The coordinator answers within {@code sluice.coordinator.commitTimeout}
+   * (naming what the commit waits for when it gives up); this waits a request timeout longer, so
+   * that its own error, naming the coordinator, comes only when the coordinator does not answer.
+   */
   private CommittedShuffle committedPage(
       int shuffleId, int startPartition, int endPartition, boolean commitNow, SplitCursor resume)
+      throws IOException, StatusException {
+    long waitMillis =
+        context.conf().commitTimeoutMillis() + context.networkConf().requestTimeoutMillis();
+    try {
+      return answerPage(shuffleId, startPartition, endPartition, commitNow, resume, waitMillis);
+    } catch (IOException e) {
+      throw new IOException(
+          "The coordinator at "
+              + ClientContext.format(coordinator)
+              + " gave no answer for the commit of shuffle "
+              + shuffleId
+              + " partitions ["
+              + startPartition
+              + ", "
+              + endPartition
+              + ") within "
+              + waitMillis
+              + " ms (sluice.coordinator.commitTimeout plus sluice.network.requestTimeout): "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  private CommittedShuffle answerPage(
+      int shuffleId,
+      int startPartition,
+      int endPartition,
+      boolean commitNow,
+      SplitCursor resume,
+      long waitMillis)
       throws IOException, StatusException {
     return context
         .call(
@@ -167,7 +231,7 @@ public final class CoordinatorClient {
               }
               return Messages.request(MessageType.GET_COMMITTED_SPLITS, request.build(), id);
             },
-            context.conf().commitTimeoutMillis())
+            waitMillis)
         .getCommitted();
   }
 
@@ -178,9 +242,8 @@ public final class CoordinatorClient {
   public PartitionLocation revive(
       int shuffleId, int partitionId, int failedEpoch, String reason, boolean serverFailed)
       throws IOException, StatusException {
-    return context
-        .call(
-            coordinator,
+    return ask(
+            "a new location for shuffle " + shuffleId + " partition " + partitionId,
             id ->
                 Messages.request(
                     MessageType.REVIVE_PARTITION,

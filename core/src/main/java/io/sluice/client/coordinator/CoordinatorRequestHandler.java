@@ -1,12 +1,12 @@
 package io.sluice.client.coordinator;
 
 import io.netty.channel.Channel;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.network.Message;
 import io.sluice.network.RequestHandler;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.SplitPages;
+import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.CommittedShuffle;
 import io.sluice.protocol.proto.GetCommittedSplits;
 import io.sluice.protocol.proto.GetShuffleLocations;
@@ -17,71 +17,39 @@ import io.sluice.protocol.proto.RevivePartition;
 import io.sluice.protocol.proto.SplitCursor;
 import io.sluice.protocol.proto.Status;
 import java.io.IOException;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Decodes requests to the coordinator's endpoint, delegates them and answers. Requests run on the
- * coordinator's own pool ({@link #THREADS} threads, at most {@link #QUEUED} waiting), never on the
- * endpoint's event loop: placing a moved partition or a new generation calls servers, and one slow
- * server must not stall every task's requests. A request that finds the queue full is answered
- * CONGESTED (the task retries).
+ * Decodes requests to the coordinator's endpoint, delegates them, on the coordinator's threads
+ * rather than the endpoint's event loop, and answers. A request for committed splits is answered
+ * when the commit completes or its bound passes ({@link ShuffleCoordinator#awaitCommit}), never
+ * later.
  */
-final class CoordinatorRequestHandler implements RequestHandler, AutoCloseable {
+final class CoordinatorRequestHandler implements RequestHandler {
   private static final Logger LOG = LoggerFactory.getLogger(CoordinatorRequestHandler.class);
-  static final int THREADS = 8;
-  static final int QUEUED = 65_536;
 
   private final ShuffleCoordinator coordinator;
-  private final ExecutorService workers;
 
   CoordinatorRequestHandler(ShuffleCoordinator coordinator) {
     this.coordinator = coordinator;
-    this.workers =
-        new ThreadPoolExecutor(
-            THREADS,
-            THREADS,
-            60,
-            TimeUnit.SECONDS,
-            new ArrayBlockingQueue<>(QUEUED),
-            new DefaultThreadFactory("sluice-coordinator-" + coordinator.appId(), true));
   }
 
   @Override
   public void handle(Channel channel, Message request) {
-    try {
-      workers.execute(() -> handleNow(channel, request));
-    } catch (RejectedExecutionException e) {
-      long id = request.requestId();
-      request.release();
-      channel.writeAndFlush(
-          Messages.error(
-              id,
-              Status.CONGESTED,
-              "the coordinator of application "
-                  + coordinator.appId()
-                  + " has "
-                  + QUEUED
-                  + " requests waiting; retry later"));
-    }
-  }
-
-  @Override
-  public void close() {
-    workers.shutdownNow();
-  }
-
-  private void handleNow(Channel channel, Message request) {
     long id = request.requestId();
     request.release(); // coordinator requests carry no body
+    MessageType type = MessageType.of(request.type());
+    // the work may call servers (registering a generation, moving a partition, committing), which
+    // must not hold up this event loop: it runs on the coordinator's own threads
+    coordinator.run(() -> answer(channel, id, type, request));
+  }
+
+  private void answer(Channel channel, long id, MessageType type, Message request) {
     try {
-      switch (MessageType.of(request.type())) {
+      switch (type) {
         case GET_SHUFFLE_LOCATIONS:
           {
             GetShuffleLocations h = request.header(GetShuffleLocations.class);
@@ -121,9 +89,7 @@ final class CoordinatorRequestHandler implements RequestHandler, AutoCloseable {
         default:
           channel.writeAndFlush(
               Messages.error(
-                  id,
-                  Status.BAD_REQUEST,
-                  MessageType.of(request.type()) + " is not a request the coordinator answers"));
+                  id, Status.BAD_REQUEST, type + " is not a request the coordinator answers"));
       }
     } catch (IllegalArgumentException e) {
       channel.writeAndFlush(Messages.error(id, Status.BAD_REQUEST, e.getMessage()));
@@ -144,13 +110,18 @@ final class CoordinatorRequestHandler implements RequestHandler, AutoCloseable {
     }
     SplitCursor resume = h.hasResume() ? h.getResume() : null;
     CompletableFuture<ShuffleCommit> committed =
-        h.getCommit()
-            ? coordinator.commit(h.getShuffleId())
-            : coordinator.committed(h.getShuffleId());
+        coordinator.awaitCommit(h.getShuffleId(), start, end, h.getCommit());
     committed.whenComplete(
         (commit, error) -> {
           if (error != null) {
-            channel.writeAndFlush(Messages.error(id, Status.INTERNAL_ERROR, error.toString()));
+            Throwable cause =
+                error instanceof CompletionException && error.getCause() != null
+                    ? error.getCause()
+                    : error;
+            channel.writeAndFlush(
+                cause instanceof StatusException
+                    ? Messages.error(id, ((StatusException) cause).status(), cause.getMessage())
+                    : Messages.error(id, Status.INTERNAL_ERROR, cause.toString()));
             return;
           }
           CommittedShuffle page;

@@ -1,5 +1,7 @@
 package io.sluice.client.coordinator;
 
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.sluice.client.ClientConf;
 import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
 import io.sluice.client.ServerHeartbeats;
@@ -19,6 +21,7 @@ import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.ServerAddress;
 import io.sluice.protocol.proto.SplitCursor;
+import io.sluice.protocol.proto.Status;
 import io.sluice.protocol.proto.UnregisterShuffle;
 import java.io.Closeable;
 import java.io.IOException;
@@ -28,8 +31,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,6 +59,9 @@ public final class ShuffleCoordinator implements Closeable {
    */
   static final int MAX_REQUEST_SIZE = 1 << 20;
 
+  /** Requests of the endpoint handled at once (each may wait on a server for a request timeout). */
+  static final int MAX_REQUEST_THREADS = 256;
+
   private final String appId;
   private final List<ServerAddress> servers;
   private final ClientContext context;
@@ -57,9 +70,14 @@ public final class ShuffleCoordinator implements Closeable {
   private final Set<ServerAddress> registeredServers = ConcurrentHashMap.newKeySet();
   private final ShuffleGenerations generations = new ShuffleGenerations();
   private final Object generationLock = new Object();
-  private final CoordinatorRequestHandler requests;
   private final TransportServer endpoint;
   private final ServerHeartbeats heartbeats;
+
+  /**
+   * Runs the endpoint's requests, which may wait for servers (each wait bounded by the request
+   * timeout): at most {@link #MAX_REQUEST_THREADS} at once; a request beyond them is refused.
+   */
+  private final ExecutorService requests;
 
   /**
    * Starts the coordinator and its endpoint on {@code bindHost} and {@code
@@ -75,19 +93,27 @@ public final class ShuffleCoordinator implements Closeable {
     this.servers = List.copyOf(servers);
     this.context = context;
     this.exclusions = new ServerExclusions(context.conf().excludeDurationMillis(), Clock.SYSTEM);
-    this.requests = new CoordinatorRequestHandler(this);
+    this.requests =
+        new ThreadPoolExecutor(
+            0,
+            MAX_REQUEST_THREADS,
+            60,
+            TimeUnit.SECONDS,
+            new SynchronousQueue<>(),
+            new DefaultThreadFactory("sluice-coordinator-" + appId, true));
     try {
       this.endpoint =
           new TransportServer(
               "sluice-coordinator-" + appId,
               context.networkConf(),
               SluiceProtocol.INSTANCE,
-              requests,
+              new CoordinatorRequestHandler(this),
               bindHost,
               context.conf().coordinatorPort(),
               Math.min(MAX_REQUEST_SIZE, context.networkConf().maxFrameSize()),
               null);
     } catch (InterruptedException e) {
+      requests.shutdownNow();
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while starting the coordinator endpoint", e);
     }
@@ -100,6 +126,19 @@ public final class ShuffleCoordinator implements Closeable {
     return appId;
   }
 
+  /** Runs a request of the endpoint on the coordinator's threads. */
+  void run(Runnable request) {
+    try {
+      requests.execute(request);
+    } catch (RejectedExecutionException e) {
+      LOG.warn(
+          "Coordinator of {} is closed or has {} requests in progress; a request goes unanswered"
+              + " (its sender times out and retries)",
+          appId,
+          MAX_REQUEST_THREADS);
+    }
+  }
+
   /** The port of the coordinator's endpoint. */
   public int port() {
     return endpoint.port();
@@ -107,8 +146,9 @@ public final class ShuffleCoordinator implements Closeable {
 
   /**
    * Registers a shuffle and places its partitions round robin over the servers, starting at a
-   * random one. A server that refuses registration is skipped. The placement is a rule, not a list
-   * ({@link PartitionLocations}): a shuffle of 16,777,217 partitions costs what one of ten does.
+   * random one. A server that refuses registration is skipped. A shuffle without maps is committed
+   * at once (empty), since no map will ever end it. The placement is a rule, not a list ({@link
+   * PartitionLocations}): a shuffle of 16,777,217 partitions costs what one of ten does.
    *
    * @throws IOException when no server accepts the shuffle
    */
@@ -156,6 +196,10 @@ public final class ShuffleCoordinator implements Closeable {
         numMaps,
         numPartitions,
         usable.size());
+    if (numMaps == 0) {
+      // no map will ever report its end: there is nothing to wait for
+      commit(shuffleId);
+    }
   }
 
   private void registerOn(ServerAddress server, int shuffleId, int numMaps, int numPartitions)
@@ -240,9 +284,12 @@ public final class ShuffleCoordinator implements Closeable {
       return s.committed();
     }
     List<ServerAddress> targets = s.servers();
+    s.commitSentTo(targets);
     List<CompletableFuture<List<CommittedSplit>>> results = new ArrayList<>();
     for (ServerAddress server : targets) {
-      results.add(commitOn(server, shuffleId));
+      CompletableFuture<List<CommittedSplit>> result = commitOn(server, shuffleId);
+      result.whenComplete((splits, error) -> s.commitAnswered(server));
+      results.add(result);
     }
     CompletableFuture.allOf(results.toArray(new CompletableFuture<?>[0]))
         .whenComplete(
@@ -327,6 +374,63 @@ public final class ShuffleCoordinator implements Closeable {
   /** The commit of a shuffle, completing when it is done. */
   public CompletableFuture<ShuffleCommit> committed(int shuffleId) {
     return shuffle(shuffleId).committed();
+  }
+
+  /**
+   * The commit a reader of partitions [startPartition, endPartition) waits for, bounded by {@code
+   * sluice.coordinator.commitTimeout}: completes with the commit, or fails with a {@link
+   * StatusException} ({@code NOT_READY}) naming the application, the shuffle, the partitions and
+   * what the commit still waited for when the bound passed (the maps that never reported their end,
+   * or the servers that did not answer the commit), or ({@code SHUFFLE_NOT_REGISTERED}) when the
+   * shuffle is unregistered first. With {@code commitNow} the commit starts now if it has not (see
+   * {@link CoordinatorClient#committedSplits(int, int, int, boolean)}).
+   *
+   * @throws IllegalArgumentException when the shuffle is not registered
+   */
+  public CompletableFuture<ShuffleCommit> awaitCommit(
+      int shuffleId, int startPartition, int endPartition, boolean commitNow) {
+    CoordinatedShuffle s = shuffle(shuffleId);
+    CompletableFuture<ShuffleCommit> commit = commitNow ? commit(shuffleId) : s.committed();
+    if (commit.isDone()) {
+      return commit;
+    }
+    long timeoutMillis = context.conf().commitTimeoutMillis();
+    CompletableFuture<ShuffleCommit> bounded = new CompletableFuture<>();
+    ScheduledFuture<?> deadline =
+        context
+            .scheduler()
+            .schedule(
+                () ->
+                    bounded.completeExceptionally(
+                        new StatusException(
+                            Status.NOT_READY,
+                            "The commit of "
+                                + Ids.shuffle(appId, shuffleId)
+                                + " that a reader of partitions ["
+                                + startPartition
+                                + ", "
+                                + endPartition
+                                + ") waits for did not complete within "
+                                + timeoutMillis
+                                + " ms ("
+                                + ClientConf.COMMIT_TIMEOUT.name()
+                                + "): "
+                                + s.awaited())),
+                timeoutMillis,
+                TimeUnit.MILLISECONDS);
+    commit.whenComplete(
+        (c, error) -> {
+          deadline.cancel(false);
+          if (error != null) {
+            bounded.completeExceptionally(
+                error instanceof CompletionException && error.getCause() != null
+                    ? error.getCause()
+                    : error);
+          } else {
+            bounded.complete(c);
+          }
+        });
+    return bounded;
   }
 
   /**
@@ -416,6 +520,11 @@ public final class ShuffleCoordinator implements Closeable {
     if (s == null) {
       return;
     }
+    s.abandon(
+        Ids.shuffle(appId, shuffleId)
+            + " was unregistered before its commit completed; "
+            + s.awaited()
+            + " then");
     for (ServerAddress server : s.servers()) {
       try {
         context.call(
@@ -444,7 +553,7 @@ public final class ShuffleCoordinator implements Closeable {
   public void close() {
     heartbeats.close();
     endpoint.close();
-    requests.close();
+    requests.shutdown();
     for (ServerAddress server : registeredServers) {
       try {
         context.call(server, ServerRequests.unregisterApplication(appId));
@@ -455,6 +564,16 @@ public final class ShuffleCoordinator implements Closeable {
             ClientContext.format(server),
             e.getMessage());
       }
+    }
+    for (CoordinatedShuffle s : shuffles.values()) {
+      s.abandon(
+          "the coordinator of application "
+              + appId
+              + " stopped before the commit of shuffle "
+              + s.shuffleId()
+              + " completed; "
+              + s.awaited()
+              + " then");
     }
     shuffles.clear();
   }

@@ -1,20 +1,32 @@
 package org.apache.spark.shuffle.sluice;
 
+import org.apache.spark.SparkContext$;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.storage.BlockManagerId$;
+import org.apache.spark.util.Utils;
 import scala.Option;
 
 /**
- * Where Spark's map output tracker believes a map's output lives: a {@link BlockManagerId} that
- * names the Sluice generation holding it (executor id and host {@code sluice-gen-<id>}, so no
- * executor or host ever matches it) and, in the topology field, the attempt whose batches count.
+ * Where Spark's map output tracker believes a map's output lives: a {@link BlockManagerId} whose
+ * executor id names the Sluice generation holding it ({@code sluice-gen-<id>}, so no executor ever
+ * matches it) and whose topology field names the attempt whose batches count.
  *
  * <p>This makes Spark's own bookkeeping do Sluice's: the registered status of each map index tells
  * readers which generation and attempt to keep (task retries, speculation and stage reruns
- * included), reduce tasks get no locality preference for hosts that hold nothing, losing an
- * executor loses no output, and a {@code FetchFailedException} that names this location makes the
- * DAG scheduler unregister exactly the outputs of that generation ("executor lost, files lost"), so
- * their maps rerun into a new generation.
+ * included), losing an executor loses no output, and a {@code FetchFailedException} that names
+ * {@link #ofGeneration} makes the DAG scheduler unregister exactly the outputs of that generation
+ * ("executor lost, files lost"), so their maps rerun into a new generation.
+ *
+ * <p>The host is also where Spark prefers to run the reduce tasks (reducer locality, and the map
+ * ranges of skew splits and local shuffle reads). In a cluster it is {@code sluice-gen-<id>} too:
+ * no executor has that host, so losing a host loses no output either, and a stage that reads only
+ * Sluice shuffles schedules its tasks anywhere at once; a stage that also has tasks preferring real
+ * hosts (cached blocks, file splits) holds the Sluice tasks for up to {@code spark.locality.wait},
+ * then the scheduler's periodic offers place them. In local mode (tasks run in the driver) nothing
+ * offers resources periodically, so such a stage waited forever (issue 20: a union of a shuffle
+ * read and a cached table); there the host is the one the scheduler offers its only executor at, so
+ * it always takes the task.
  */
 final class MapOutputLocation {
   static final String PREFIX = "sluice-gen-";
@@ -24,16 +36,34 @@ final class MapOutputLocation {
 
   private MapOutputLocation() {}
 
-  /** The location of the output of {@code attempt} written to generation {@code generationId}. */
-  static BlockManagerId of(int generationId, int attempt) {
-    String name = PREFIX + generationId;
-    return BlockManagerId$.MODULE$.apply(name, name, PORT, Option.apply(Integer.toString(attempt)));
+  /**
+   * The location of the output of {@code attempt} written to generation {@code generationId}, at
+   * {@code host} (see {@link #host}).
+   */
+  static BlockManagerId of(int generationId, int attempt, String host) {
+    return BlockManagerId$.MODULE$.apply(
+        PREFIX + generationId, host, PORT, Option.apply(Integer.toString(attempt)));
   }
 
-  /** The location that names a whole generation (for fetch failures). */
-  static BlockManagerId ofGeneration(int generationId) {
-    String name = PREFIX + generationId;
-    return BlockManagerId$.MODULE$.apply(name, name, PORT, Option.empty());
+  /** The location that names a whole generation (for fetch failures), at {@code host}. */
+  static BlockManagerId ofGeneration(int generationId, String host) {
+    return BlockManagerId$.MODULE$.apply(PREFIX + generationId, host, PORT, Option.empty());
+  }
+
+  /**
+   * The host of a generation's locations for a task in a JVM with {@code executorId}: {@code
+   * localHost} when the JVM is the driver (local mode; the host the scheduler offers its executor
+   * at), else {@code sluice-gen-<id>}. See the class.
+   */
+  static String host(int generationId, String executorId, String localHost) {
+    return SparkContext$.MODULE$.DRIVER_IDENTIFIER().equals(executorId)
+        ? localHost
+        : PREFIX + generationId;
+  }
+
+  /** {@link #host} for a task in this JVM. */
+  static String hostHere(int generationId) {
+    return host(generationId, SparkEnv.get().executorId(), Utils.localCanonicalHostName());
   }
 
   /**

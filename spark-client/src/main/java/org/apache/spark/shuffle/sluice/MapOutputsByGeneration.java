@@ -13,9 +13,10 @@ import scala.collection.Seq;
 /**
  * The map outputs a reduce task reads, as Spark's map output tracker registered them, grouped by
  * the Sluice generation that holds them: for each generation, the attempt that counts for each map
- * index (-1 for maps it does not hold), and the number and bytes of the non-empty blocks. The
- * tracker is the one source of truth for which attempt of a map won, so task retries, speculative
- * copies and stage reruns count exactly as Spark counts them.
+ * index (-1 for maps it does not hold), and the number of the non-empty blocks (the sizes Spark
+ * registered are rounded, so the bytes read are counted from the data itself). The tracker is the
+ * one source of truth for which attempt of a map won, so task retries, speculative copies and stage
+ * reruns count exactly as Spark counts them.
  */
 final class MapOutputsByGeneration {
   /** The map outputs of one generation that a read covers. */
@@ -23,7 +24,6 @@ final class MapOutputsByGeneration {
     final int id;
     final int[] attempts;
     int blocks;
-    long bytes;
 
     Generation(int id, int numMaps) {
       this.id = id;
@@ -52,7 +52,6 @@ final class MapOutputsByGeneration {
         int mapIndex = (Integer) block._3();
         g.attempts[mapIndex] = attempt;
         g.blocks++;
-        g.bytes += (Long) block._2();
       }
     }
   }

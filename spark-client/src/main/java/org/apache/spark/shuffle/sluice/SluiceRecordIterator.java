@@ -21,11 +21,13 @@ import scala.collection.Iterator;
 /**
  * The deserialized records of a reduce task's ranges: generation after generation, the committed
  * splits of partitions [startPartition, endPartition) read for maps [startMapIndex, endMapIndex),
- * keeping only the attempts Spark registered, each batch once. Updates the read metrics. Any
- * failure to get or read the data (lost partitions, an unreachable or failing server, a corrupt
- * chunk) is thrown as a {@link FetchFailedException} naming the generation's location, so Spark
- * unregisters that generation's outputs and reruns its maps. Closes what it opened when exhausted
- * or when {@link #close} is called (task end). Task thread only.
+ * keeping only the attempts Spark registered, each batch once. Updates the read metrics: bytes read
+ * are the serialized records of the batches kept (payloads after decompression, without batch
+ * headers), the count {@link SluiceShuffleWriter} reports as written. Any failure to get or read
+ * the data (lost partitions, an unreachable or failing server, a corrupt chunk) is thrown as a
+ * {@link FetchFailedException} naming the generation's location, so Spark unregisters that
+ * generation's outputs and reruns its maps. Closes what it opened when exhausted or when {@link
+ * #close} is called (task end). Task thread only.
  */
 final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>> {
   private final SluiceShuffleHandle<?, ?, ?> handle;
@@ -109,11 +111,11 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
       }
       if (batch == null) {
         metrics.incRemoteBlocksFetched(generation.blocks);
-        metrics.incRemoteBytesRead(generation.bytes);
         reader.close();
         reader = null;
         continue;
       }
+      metrics.incRemoteBytesRead(batch.payload().length);
       records =
           serializer
               .deserializeStream(new ByteArrayInputStream(batch.payload()))
@@ -149,7 +151,8 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
             + cause.getMessage();
     return Sneaky.raise(
         new FetchFailedException(
-            MapOutputLocation.ofGeneration(generation.id),
+            MapOutputLocation.ofGeneration(
+                generation.id, MapOutputLocation.hostHere(generation.id)),
             handle.shuffleId(),
             -1L,
             -1,

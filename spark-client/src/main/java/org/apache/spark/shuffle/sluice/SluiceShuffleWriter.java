@@ -29,6 +29,10 @@ import scala.collection.Iterator;
  * and returns a {@link MapStatus} with the bytes pushed per partition, which is what AQE coalesces
  * and splits on.
  *
+ * <p>The bytes it reports to Spark's write metrics are the records' serialized bytes, the payloads
+ * of its batches before compression and without batch headers: what {@link SluiceRecordIterator}
+ * counts as read, so written and read bytes of a shuffle are one count.
+ *
  * <p>The map writes to its shuffle's open generation (a rerun after the shuffle was read goes to a
  * new one) as attempt {@code stageAttempt << 16 | taskAttempt}; the status's location records both
  * ({@link MapOutputLocation}).
@@ -122,10 +126,15 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
       total += l;
     }
     metrics.incRecordsWritten(count);
-    metrics.incBytesWritten(total);
+    metrics.incBytesWritten(serializer.bytesSerialized());
     status =
         MapStatus$.MODULE$.apply(
-            MapOutputLocation.of(generation.shuffleId(), attempt), partitionLengths, mapTaskId);
+            MapOutputLocation.of(
+                generation.shuffleId(),
+                attempt,
+                MapOutputLocation.hostHere(generation.shuffleId())),
+            partitionLengths,
+            mapTaskId);
     LOG.debug(
         "Map {} (task {}, attempt {}) of {} pushed {} records, {} bytes to generation {}; {}"
             + " early spill(s)",
@@ -139,6 +148,13 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
         memory.spills());
   }
 
+  /**
+   * The generation to write to, from the coordinator (within {@code
+   * sluice.network.requestTimeout}).
+   *
+   * @throws IOException naming the map, the application and the shuffle when the coordinator
+   *     refused or did not answer
+   */
   private PartitionLocations openGeneration() throws IOException {
     try {
       return coordinator.openGeneration(handle.shuffleId());
@@ -151,6 +167,9 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
               + ": "
               + e.getMessage(),
           e);
+    } catch (IOException e) {
+      throw new IOException(
+          "Map " + mapIndex + " of " + handle.describe() + " cannot start: " + e.getMessage(), e);
     }
   }
 

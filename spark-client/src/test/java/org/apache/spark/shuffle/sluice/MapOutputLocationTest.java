@@ -12,13 +12,26 @@ class MapOutputLocationTest {
   @Test
   void locationCarriesGenerationAndAttempt() {
     int attempt = MapOutputLocation.encodeAttempt(2, 3);
-    BlockManagerId loc = MapOutputLocation.of(Integer.MAX_VALUE - 1, attempt);
-    assertThat(MapOutputLocation.generation(loc)).isEqualTo(Integer.MAX_VALUE - 1);
+    int gen = Integer.MAX_VALUE - 1;
+    String host = MapOutputLocation.host(gen, "4", "10.0.0.7");
+    BlockManagerId loc = MapOutputLocation.of(gen, attempt, host);
+    assertThat(MapOutputLocation.generation(loc)).isEqualTo(gen);
     assertThat(MapOutputLocation.attempt(loc)).isEqualTo((2 << 16) | 3);
     // a fetch failure names the generation: same executor and host as every output in it
-    BlockManagerId generation = MapOutputLocation.ofGeneration(Integer.MAX_VALUE - 1);
+    BlockManagerId generation = MapOutputLocation.ofGeneration(gen, host);
     assertThat(generation.executorId()).isEqualTo(loc.executorId());
     assertThat(generation.host()).isEqualTo(loc.host());
+  }
+
+  @Test
+  void executorsNameNoHostButTheDriverInLocalModeNamesItsOwn() {
+    // a host no executor has: losing a host loses no output
+    assertThat(MapOutputLocation.host(5, "4", "10.0.0.7")).isEqualTo("sluice-gen-5");
+    // local mode: the one host there is, so reduce tasks preferring it always get to run
+    assertThat(MapOutputLocation.host(5, "driver", "laptop.local")).isEqualTo("laptop.local");
+    BlockManagerId local = MapOutputLocation.of(5, 0, MapOutputLocation.host(5, "driver", "h"));
+    assertThat(local.host()).isEqualTo("h");
+    assertThat(MapOutputLocation.generation(local)).isEqualTo(5);
   }
 
   @Test
