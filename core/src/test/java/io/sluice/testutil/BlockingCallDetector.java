@@ -29,33 +29,51 @@ public final class BlockingCallDetector implements AfterEachCallback {
   private static final Queue<String> CALLS = new ConcurrentLinkedQueue<>();
 
   static {
-    BlockHound.Builder builder = BlockHound.builder();
-    for (BlockHoundIntegration integration : ServiceLoader.load(BlockHoundIntegration.class)) {
-      if (integration.getClass().getName().startsWith("io.netty.")) {
-        builder.with(integration); // Netty's allowances: idle event loops park, and so on
-      }
+    if (isOnClassPath("reactor.blockhound.BlockHound")) {
+      Installer.install(); // modules that reuse core's test jar without BlockHound skip it
     }
-    builder
-        // handing a task to another thread takes the queue's lock for an instant: not a wait on
-        // a disk, a peer or a lock held across IO
-        .allowBlockingCallsInside(ThreadPoolExecutor.class.getName(), "execute")
-        .allowBlockingCallsInside(ScheduledThreadPoolExecutor.class.getName(), "schedule")
-        .nonBlockingThreadPredicate(p -> t -> EVENT_LOOP.matcher(t.getName()).matches())
-        .blockingMethodCallback(
-            m -> {
-              StringBuilder where = new StringBuilder();
-              where
-                  .append(Thread.currentThread().getName())
-                  .append(" called ")
-                  .append(m)
-                  .append(':');
-              StackTraceElement[] stack = new Throwable().getStackTrace();
-              for (int i = 0; i < Math.min(stack.length, 25); i++) {
-                where.append("\n    at ").append(stack[i]);
-              }
-              CALLS.add(where.toString());
-            })
-        .install();
+  }
+
+  private static boolean isOnClassPath(String className) {
+    try {
+      Class.forName(className, false, BlockingCallDetector.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException e) {
+      return false;
+    }
+  }
+
+  /** Touches BlockHound's classes only when they are there. */
+  private static final class Installer {
+    static void install() {
+      BlockHound.Builder builder = BlockHound.builder();
+      for (BlockHoundIntegration integration : ServiceLoader.load(BlockHoundIntegration.class)) {
+        if (integration.getClass().getName().startsWith("io.netty.")) {
+          builder.with(integration); // Netty's allowances: idle event loops park, and so on
+        }
+      }
+      builder
+          // handing a task to another thread takes the queue's lock for an instant: not a wait
+          // on a disk, a peer or a lock held across IO
+          .allowBlockingCallsInside(ThreadPoolExecutor.class.getName(), "execute")
+          .allowBlockingCallsInside(ScheduledThreadPoolExecutor.class.getName(), "schedule")
+          .nonBlockingThreadPredicate(p -> t -> EVENT_LOOP.matcher(t.getName()).matches())
+          .blockingMethodCallback(
+              m -> {
+                StringBuilder where = new StringBuilder();
+                where
+                    .append(Thread.currentThread().getName())
+                    .append(" called ")
+                    .append(m)
+                    .append(':');
+                StackTraceElement[] stack = new Throwable().getStackTrace();
+                for (int i = 0; i < Math.min(stack.length, 25); i++) {
+                  where.append("\n    at ").append(stack[i]);
+                }
+                CALLS.add(where.toString());
+              })
+          .install();
+    }
   }
 
   @Override
