@@ -441,6 +441,7 @@ class MapPartitionIT {
       MapBlockFormat.writeHeader(
           body, subpartition, MapBlockFormat.KIND_DATA, data.length, data.length);
       body.writeBytes(data);
+      MapBlockFormat.seal(body, 0);
       return Messages.request(
           MessageType.REGION_DATA,
           RegionData.newBuilder()

@@ -1,0 +1,152 @@
+package io.sluice.client.mappartition;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.sluice.client.ClientContext;
+import io.sluice.protocol.MapBlockFormat;
+import io.sluice.protocol.MapPartitionId;
+import io.sluice.protocol.proto.ServerAddress;
+import io.sluice.testutil.TestCluster;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Map partition blocks are checked end to end: a byte changed in a committed data file fails the
+ * reader of that block naming the server, the partition and the offset.
+ */
+class CorruptedMapPartitionIT {
+  private static final String APP = TestCluster.APP_ID;
+  private static final int BLOCK = 1000;
+
+  @TempDir Path dir;
+  private TestCluster cluster;
+  private MapPartitionPlacement placement;
+
+  @BeforeEach
+  void start() throws IOException {
+    cluster =
+        TestCluster.start(
+            dir,
+            1,
+            Map.of(
+                "sluice.mapPartition.readBufferSize", "4k",
+                "sluice.mapPartition.pushSize", "4k"));
+    List<InetSocketAddress> servers = new ArrayList<>();
+    for (ServerAddress a : cluster.addresses()) {
+      servers.add(InetSocketAddress.createUnresolved(a.getHost(), a.getPort()));
+    }
+    placement = new MapPartitionPlacement(cluster.context(), APP, servers, lost -> {});
+  }
+
+  @AfterEach
+  void stop() {
+    placement.close();
+    cluster.close();
+  }
+
+  private static byte[] bytes(int sub, int length) {
+    StringBuilder b = new StringBuilder();
+    int i = 0;
+    while (b.length() < length) {
+      b.append("s").append(sub).append("i").append(i++).append(';');
+    }
+    return b.substring(0, length).getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /**
+   * A byte changed in a committed map partition's data file fails the reader of that block, naming
+   * the server, the partition and the block's offset in the file; the blocks before it come out
+   * intact.
+   */
+  @Test
+  void aFlippedByteInACommittedPartitionFailsItsReaderNamingServerPartitionAndOffset()
+      throws Exception {
+    InetSocketAddress at = placement.place(12, 16, 16).get();
+    MapPartitionId id = new MapPartitionId(APP, 12, 3, 1);
+    byte[] first = bytes(0, 3 * BLOCK);
+    byte[] second = bytes(1, 3 * BLOCK);
+    try (MapPartitionWriter w =
+        MapPartitionWriter.open(
+            cluster.context(), id, at.getHostString(), at.getPort(), 2, BLOCK)) {
+      w.startRegion(false);
+      w.write(0, ByteBuffer.wrap(first));
+      w.write(1, ByteBuffer.wrap(second));
+      w.finishRegion();
+      w.commit();
+    }
+    Path file;
+    try (Stream<Path> files = Files.walk(dir)) {
+      file =
+          files
+              .filter(p -> p.getFileName().toString().equals("map-3-1.data"))
+              .findFirst()
+              .orElseThrow();
+    }
+    byte[] original = Files.readAllBytes(file);
+    // the fifth block (the second of subpartition 1): its offset is that of four whole blocks
+    ByteBuf blocks = Unpooled.wrappedBuffer(original);
+    int offset = 0;
+    for (int b = 0; b < 4; b++) {
+      offset += MapBlockFormat.HEADER_SIZE + MapBlockFormat.length(blocks, offset);
+    }
+    assertThat(MapBlockFormat.subpartition(blocks, offset)).isEqualTo(1);
+    byte[] corrupt = original.clone();
+    corrupt[offset + MapBlockFormat.HEADER_SIZE + 10] ^= 0x20;
+    Files.write(file, corrupt);
+
+    Semaphore available = new Semaphore(0);
+    ByteArrayOutputStream read = new ByteArrayOutputStream();
+    Throwable failure;
+    try (MapPartitionReader reader =
+        MapPartitionReader.open(
+            cluster.context(), id, at.getHostString(), at.getPort(), 0, 1, available::release)) {
+      failure =
+          catchThrowable(
+              () -> {
+                while (!reader.isFinished()) {
+                  MapPartitionReader.Block b = reader.poll();
+                  if (b == null) {
+                    available.tryAcquire(100, TimeUnit.MILLISECONDS);
+                    continue;
+                  }
+                  ByteBuffer target = ByteBuffer.allocate(b.length());
+                  b.readInto(target);
+                  read.write(target.array());
+                }
+              });
+      assertThat(catchThrowable(reader::poll)).isInstanceOf(IOException.class);
+    }
+
+    assertThat(failure)
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining(id.toString())
+        .hasMessageContaining(ClientContext.format(cluster.addresses().get(0)))
+        .hasMessageContaining("subpartition 1 at byte offset " + offset + " of its data file")
+        .hasMessageContaining("CRC32C")
+        .hasMessageContaining("expected 0x")
+        .hasMessageContaining("actual 0x");
+    // everything before the corrupt block, nothing of it
+    ByteArrayOutputStream before = new ByteArrayOutputStream();
+    before.write(first);
+    before.write(second, 0, BLOCK);
+    assertThat(read.toByteArray()).isEqualTo(before.toByteArray());
+  }
+}
