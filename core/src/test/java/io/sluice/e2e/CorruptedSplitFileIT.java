@@ -10,6 +10,12 @@ import io.sluice.client.push.MapOutputPusher;
 import io.sluice.client.read.PartitionReader;
 import io.sluice.client.read.ShuffleBatch;
 import io.sluice.protocol.BatchFormat;
+import io.sluice.protocol.MessageType;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.PartitionLocation;
+import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.Status;
 import io.sluice.testutil.Records;
 import io.sluice.testutil.TestCluster;
 import java.io.IOException;
@@ -31,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * payload or header, fails the read naming the server, the split, its file and the byte offset of
  * the batch, and no record of that batch is handed out (before checksums, a flipped payload byte
  * was read as data and a flipped batch id made the batch look like a duplicate, silently dropped).
+ * And the optional check on receipt ({@code sluice.integrity.verifyOnPush}).
  */
 class CorruptedSplitFileIT {
   private static final int SHUFFLE = 0;
@@ -197,6 +204,81 @@ class CorruptedSplitFileIT {
       }
       Files.write(file, original);
       assertThat(read(cluster).batches).hasSize(intact.batches.size());
+    }
+  }
+
+  private static void push(TestCluster cluster, PartitionLocation location, ByteBuf body)
+      throws Exception {
+    cluster
+        .context()
+        .call(
+            location.getServer(),
+            id ->
+                Messages.request(
+                    MessageType.PUSH_DATA,
+                    PushData.newBuilder()
+                        .setRequestId(id)
+                        .setAppId(TestCluster.APP_ID)
+                        .setShuffleId(SHUFFLE)
+                        .setPartitionId(0)
+                        .setEpoch(location.getEpoch())
+                        .build(),
+                    id,
+                    body));
+  }
+
+  @Test
+  void verifyOnPushRefusesACorruptBatchNamingBatchAndPartition() throws Exception {
+    try (TestCluster cluster =
+        TestCluster.start(tmp, 1, Map.of("sluice.integrity.verifyOnPush", "true"))) {
+      cluster.coordinator().registerShuffle(SHUFFLE, 2, 1);
+      PartitionLocation location = cluster.coordinator().locations(SHUFFLE).location(0);
+      ByteBuf good = Unpooled.buffer();
+      BatchFormat.writeBatch(good, 0, 0, 0, new byte[] {1, 2, 3});
+      ByteBuf bad = Unpooled.buffer();
+      BatchFormat.writeBatch(bad, 1, 0, 4, new byte[] {4, 5, 6, 7});
+      bad.setByte(bad.writerIndex() - 2, 0);
+      ByteBuf body = Unpooled.wrappedBuffer(good.retainedDuplicate(), bad);
+
+      StatusException refused =
+          (StatusException) catchThrowable(() -> push(cluster, location, body));
+
+      assertThat(refused.status()).isEqualTo(Status.BAD_REQUEST);
+      assertThat(refused)
+          .hasMessageContaining("partition 0 epoch 0")
+          .hasMessageContaining("batch 1 (map 1 attempt 0 batch id 4, at byte 27 of the body)")
+          .hasMessageContaining("CRC32C")
+          .hasMessageContaining("sluice.integrity.verifyOnPush");
+      assertThat(cluster.server(0).metrics().checksumFailures().getCount()).isEqualTo(1);
+      // batches as pushers build them pass
+      push(cluster, location, good);
+      try (MapOutputPusher pusher = cluster.pusher(SHUFFLE, 1, 0)) {
+        byte[] r = Records.record(1, 0, 0, 5000);
+        pusher.write(0, r, 0, r.length);
+        pusher.finish();
+      }
+      assertThat(cluster.server(0).metrics().checksumFailures().getCount()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void withoutVerifyOnPushTheServerTakesACorruptBatchAndItsReaderFails() throws Exception {
+    try (TestCluster cluster = TestCluster.start(tmp, 1)) {
+      cluster.coordinator().registerShuffle(SHUFFLE, 1, 1);
+      PartitionLocation location = cluster.coordinator().locations(SHUFFLE).location(0);
+      ByteBuf bad = Unpooled.buffer();
+      BatchFormat.writeBatch(bad, 0, 0, 0, new byte[] {4, 5, 6, 7});
+      bad.setByte(BatchFormat.HEADER_SIZE, 9);
+      push(cluster, location, bad);
+      cluster.coordinator().mapperEnd(SHUFFLE, 0, 0, List.of(location.getServer()));
+
+      Read read = read(cluster);
+
+      assertThat(read.batches).isEmpty();
+      assertThat(read.failure)
+          .hasMessageContaining("byte offset 0 of")
+          .hasMessageContaining("CRC32C");
+      assertThat(cluster.server(0).metrics().checksumFailures().getCount()).isZero();
     }
   }
 }

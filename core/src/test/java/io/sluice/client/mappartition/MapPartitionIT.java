@@ -58,7 +58,9 @@ class MapPartitionIT {
             Map.of(
                 "sluice.mapPartition.readBufferSize", "4k",
                 "sluice.mapPartition.pushSize", "4k",
-                "sluice.mapPartition.readCredits", "16"));
+                "sluice.mapPartition.readCredits", "16",
+                // every block the writers of these tests send is verified on receipt
+                "sluice.integrity.verifyOnPush", "true"));
     placement = new MapPartitionPlacement(cluster.context(), APP, servers(), lost::add);
   }
 
