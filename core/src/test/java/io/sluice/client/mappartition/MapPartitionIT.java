@@ -263,7 +263,7 @@ class MapPartitionIT {
             cluster.context(), id, at.getHostString(), at.getPort(), 2, BLOCK)) {
       for (int r = 0; r < regions; r++) {
         w.startRegion(false);
-        // 6 incompressible blocks of 1016 bytes stored: two 4k read buffers per region
+        // 6 incompressible blocks of 1024 bytes stored: two 4k read buffers per region
         byte[] data = new byte[6000];
         new java.util.Random(r).nextBytes(data);
         w.write(1, ByteBuffer.wrap(data));
