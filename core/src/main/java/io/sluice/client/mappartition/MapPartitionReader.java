@@ -363,6 +363,14 @@ public final class MapPartitionReader implements Closeable {
                   + " at byte offset "
                   + offset
                   + " of its data file "
+                  + id.appId()
+                  + "/"
+                  + id.shuffleId()
+                  + "/map-"
+                  + id.mapIndex()
+                  + "-"
+                  + id.attempt()
+                  + ".data "
                   + what
                   + "; the partition is corrupt");
       synchronized (MapPartitionReader.this) {

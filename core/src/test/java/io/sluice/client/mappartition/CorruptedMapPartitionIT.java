@@ -255,7 +255,12 @@ class CorruptedMapPartitionIT {
         .isInstanceOf(IOException.class)
         .hasMessageContaining(id.toString())
         .hasMessageContaining(ClientContext.format(cluster.addresses().get(0)))
-        .hasMessageContaining("subpartition 1 at byte offset " + offset + " of its data file")
+        .hasMessageContaining(
+            "subpartition 1 at byte offset "
+                + offset
+                + " of its data file "
+                + APP
+                + "/12/map-3-1.data")
         .hasMessageContaining("CRC32C")
         .hasMessageContaining("expected 0x")
         .hasMessageContaining("actual 0x");
