@@ -2,16 +2,6 @@ package io.sluice.benchmarks;
 
 import com.beust.jcommander.JCommander;
 import com.beust.jcommander.ParameterException;
-import com.codahale.metrics.MetricRegistry;
-import io.sluice.client.ClientConf;
-import io.sluice.client.ClientContext;
-import io.sluice.client.coordinator.CoordinatorClient;
-import io.sluice.client.coordinator.ShuffleCoordinator;
-import io.sluice.common.Clock;
-import io.sluice.common.SluiceConf;
-import io.sluice.network.NetworkConf;
-import io.sluice.server.ServerConf;
-import io.sluice.server.ShuffleServer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -21,15 +11,15 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.stream.Stream;
 
 /**
  * {@code shuffle-bench server}: the whole push → commit → read path of one in-process shuffle
  * server, against the raw write+fsync rate of the same directory measured in the same run. For each
  * pusher count it runs one shuffle with that many concurrent map tasks, verifies every record read
- * back, and reports ingest and read rates and CPU per GiB. The last line printed is one JSON
- * object.
+ * back, and reports ingest and read rates and CPU per GiB. With {@code --checksums both} it does
+ * all that twice, without and with batch checksums, and compares the two. The last line printed is
+ * one JSON object.
  */
 public final class ServerBenchmark {
   static final String NAME = "server";
@@ -105,92 +95,90 @@ public final class ServerBenchmark {
     printSetup(dir, pusherCounts);
     RawDiskBaseline rawBefore = RawDiskBaseline.measure(dir, options.sizeBytes);
     out.println("raw disk (before the shuffles): " + rawBefore);
-
-    SluiceConf conf =
-        SluiceConf.of(options.settings())
-            .with(
-                Map.of(
-                    ServerConf.HOST.name(),
-                    "127.0.0.1",
-                    ServerConf.PORT.name(),
-                    "0",
-                    ServerConf.DIRS.name(),
-                    dir.toString(),
-                    ServerConf.MEMORY_MAX.name(),
-                    Long.toString(options.memoryBytes),
-                    ClientConf.COMPRESSION.name(),
-                    options.compression));
-    String appId = "sluice-bench-" + ProcessHandle.current().pid();
-    CpuMeter cpu = new CpuMeter();
-    List<RoundResult> results = new ArrayList<>();
-    long memoryPeak;
-    boolean warmupVerified = true;
-    try (ShuffleServer server =
-            new ShuffleServer(
-                new ServerConf(conf), new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM);
-        ClientContext context = new ClientContext(conf);
-        ShuffleCoordinator coordinator =
-            new ShuffleCoordinator(
-                appId,
-                List.of(ClientContext.address("127.0.0.1", server.port())),
-                context,
-                "127.0.0.1")) {
-      ShuffleRound round =
-          new ShuffleRound(
-              context,
-              coordinator,
-              new CoordinatorClient(
-                  context, ClientContext.address("127.0.0.1", coordinator.port())),
-              new Records(options.seed),
-              cpu,
-              server.metrics(),
-              options.partitions,
-              options.readers);
-      int shuffleId = 0;
-      if (options.warmupBytes > 0) {
-        int pushers = pusherCounts.get(pusherCounts.size() - 1);
-        out.printf(
-            Locale.ROOT,
-            "warmup: %d pushers, %s (not reported)%n",
-            pushers,
-            size(options.warmupBytes));
-        RoundResult warm = runRound(round, shuffleId++, pushers, options.warmupBytes);
-        warmupVerified = warm.verified();
-        for (String problem : warm.problems()) {
-          out.println("warmup: " + problem);
-        }
-      }
-      for (int pushers : pusherCounts) {
-        out.printf(Locale.ROOT, "run: %d pushers, %s%n", pushers, size(options.sizeBytes));
-        results.add(runRound(round, shuffleId++, pushers, options.sizeBytes));
-      }
-      memoryPeak = server.memory().peak();
-    }
+    List<ChecksumRun> runs = runShuffles(dir, pusherCounts);
     RawDiskBaseline rawAfter = RawDiskBaseline.measure(dir, options.sizeBytes);
     out.println("raw disk (after the shuffles): " + rawAfter);
     double rawDiskMBps = Math.max(rawBefore.mbps(), rawAfter.mbps());
-    printResults(results, rawDiskMBps, cpu.serverCpuSupported(), memoryPeak);
-    boolean verified = warmupVerified && results.stream().allMatch(RoundResult::verified);
-    out.println(
-        toJson(
-            results,
-            rawBefore.mbps(),
-            rawAfter.mbps(),
-            rawDiskMBps,
-            memoryPeak,
-            warmupVerified,
-            verified));
+    for (ChecksumRun run : runs) {
+      if (runs.size() > 1) {
+        out.println();
+        out.println("checksums " + run.describe() + ":");
+      }
+      printResults(run.results, rawDiskMBps, run.serverCpuSupported, run.memoryPeak);
+    }
+    if (runs.size() > 1) {
+      out.println();
+      out.println(ChecksumRun.comparison(runs.get(0), runs.get(1)));
+    }
+    boolean verified = runs.stream().allMatch(ChecksumRun::verified);
+    out.println(toJson(runs, rawBefore.mbps(), rawAfter.mbps(), rawDiskMBps, verified));
     out.flush();
     return verified;
   }
 
-  private static RoundResult runRound(ShuffleRound round, int shuffleId, int pushers, long bytes)
-      throws InterruptedException {
+  /**
+   * Runs the warmup and one shuffle per pusher count for each checksum setting ({@code
+   * --checksums}). With both, the two settings have a server each, open side by side, and their
+   * rounds take turns (off then on for the first pusher count, on then off for the next, ...), so a
+   * change in what else runs on the machine hits both alike. The idle server's threads count in the
+   * other's server CPU; idle, they use next to none.
+   */
+  private List<ChecksumRun> runShuffles(Path dir, List<Integer> pusherCounts)
+      throws IOException, InterruptedException {
+    List<Boolean> settings = options.checksumRuns();
+    CpuMeter cpu = new CpuMeter();
+    List<ChecksumSetup> setups = new ArrayList<>();
     try {
-      return round.run(shuffleId, pushers, bytes);
-    } catch (IOException | RuntimeException e) {
-      return RoundResult.failed(pushers, e.toString());
+      for (boolean checksums : settings) {
+        Path setupDir =
+            settings.size() > 1 ? dir.resolve(checksums ? "checksums-on" : "checksums-off") : dir;
+        setups.add(ChecksumSetup.open(options, setupDir, checksums, cpu));
+      }
+      if (options.warmupBytes > 0) {
+        int pushers = pusherCounts.get(pusherCounts.size() - 1);
+        for (ChecksumSetup setup : setups) {
+          out.printf(
+              Locale.ROOT,
+              "warmup%s: %d pushers, %s (not reported)%n",
+              label(setup),
+              pushers,
+              size(options.warmupBytes));
+          RoundResult warm = setup.round(pushers, options.warmupBytes);
+          setup.run.warmupVerified = warm.verified();
+          for (String problem : warm.problems()) {
+            out.println("warmup: " + problem);
+          }
+        }
+      }
+      for (int i = 0; i < pusherCounts.size(); i++) {
+        int pushers = pusherCounts.get(i);
+        for (int k = 0; k < setups.size(); k++) {
+          ChecksumSetup setup = setups.get(i % 2 == 0 ? k : setups.size() - 1 - k);
+          out.printf(
+              Locale.ROOT,
+              "run%s: %d pushers, %s%n",
+              label(setup),
+              pushers,
+              size(options.sizeBytes));
+          setup.run.results.add(setup.round(pushers, options.sizeBytes));
+        }
+      }
+    } finally {
+      for (ChecksumSetup setup : setups) {
+        setup.close();
+      }
     }
+    List<ChecksumRun> runs = new ArrayList<>();
+    for (ChecksumSetup setup : setups) {
+      runs.add(setup.run);
+    }
+    return runs;
+  }
+
+  private String label(ChecksumSetup setup) {
+    return options.checksumRuns().size() > 1
+        ? " (checksums " + (setup.run.checksums ? "on" : "off") + ")"
+        : "";
   }
 
   private static String size(long bytes) {
@@ -207,11 +195,12 @@ public final class ServerBenchmark {
     out.printf(
         Locale.ROOT,
         "shuffle-bench server: %s per run, %d partitions, pushers %s, compression %s,"
-            + " server memory %s, %d reader threads%n",
+            + " checksums %s, server memory %s, %d reader threads%n",
         size(options.sizeBytes),
         options.partitions,
         pusherCounts,
         options.compression,
+        options.checksums,
         size(options.memoryBytes),
         options.readers);
     if (!options.conf.isEmpty()) {
@@ -264,13 +253,14 @@ public final class ServerBenchmark {
   }
 
   private String toJson(
-      List<RoundResult> results,
+      List<ChecksumRun> runs,
       double rawBefore,
       double rawAfter,
       double rawDiskMBps,
-      long memoryPeak,
-      boolean warmupVerified,
       boolean verified) {
+    // the headline is the last run: with checksums on when both ran
+    ChecksumRun last = runs.get(runs.size() - 1);
+    List<RoundResult> results = last.results;
     RoundResult headline =
         results.stream()
             .filter(r -> r.failure == null)
@@ -285,6 +275,8 @@ public final class ServerBenchmark {
     s.append(",\"sizeBytes\":").append(options.sizeBytes);
     s.append(",\"partitions\":").append(options.partitions);
     s.append(",\"compression\":").append(Json.str(options.compression));
+    s.append(",\"checksums\":").append(Json.str(options.checksums));
+    s.append(",\"verifyOnPush\":").append(last.verifyOnPush);
     s.append(",\"memoryMaxBytes\":").append(options.memoryBytes);
     s.append(",\"readers\":").append(options.readers);
     s.append(",\"headline\":\"largest pusher count\"");
@@ -298,16 +290,29 @@ public final class ServerBenchmark {
     s.append(",\"ratio\":").append(Json.num(headline.ingestMBps() / rawDiskMBps));
     s.append(",\"bestIngestPushers\":").append(best.pushers);
     s.append(",\"bestIngestMBps\":").append(Json.num(best.ingestMBps()));
-    s.append(",\"serverMemoryPeakBytes\":").append(memoryPeak);
+    s.append(",\"serverMemoryPeakBytes\":").append(last.memoryPeak);
     s.append(",\"clientInSameJvm\":true,\"readsFromPageCache\":true,\"unit\":\"MB=2^20 bytes\"");
     s.append(",\"warmupBytes\":").append(options.warmupBytes);
-    s.append(",\"warmupVerified\":").append(warmupVerified);
+    s.append(",\"warmupVerified\":").append(last.warmupVerified);
     s.append(",\"verified\":").append(verified);
     s.append(",\"runs\":[");
     for (int i = 0; i < results.size(); i++) {
       s.append(i == 0 ? "" : ",").append(results.get(i).toJson(rawDiskMBps));
     }
-    return s.append("]}").toString();
+    s.append(']');
+    if (runs.size() > 1) {
+      ChecksumRun off = runs.get(0);
+      ChecksumRun on = runs.get(1);
+      s.append(",\"checksumsOff\":").append(off.toJson(rawDiskMBps));
+      s.append(",\"checksumsOn\":").append(on.toJson(rawDiskMBps));
+      s.append(",\"serverCpuRatio\":")
+          .append(Json.num(on.serverCpuSecPerGiB() / off.serverCpuSecPerGiB()));
+      s.append(",\"processCpuRatio\":")
+          .append(Json.num(on.processCpuSecPerGiB() / off.processCpuSecPerGiB()));
+      s.append(",\"ingestRatio\":").append(Json.num(on.ingestMBps() / off.ingestMBps()));
+      s.append(",\"readRatio\":").append(Json.num(on.readMBps() / off.readMBps()));
+    }
+    return s.append('}').toString();
   }
 
   private static void deleteRecursively(Path dir) throws IOException {

@@ -52,6 +52,17 @@ public final class ServerBenchmarkOptions {
               + " unreported (0: no warmup)")
   String warmup = "256m";
 
+  @Parameter(
+      names = "--checksums",
+      description =
+          "Batch checksums: on (pushers seal every batch with its CRC32C, readers verify it, and"
+              + " the server verifies it on push: sluice.integrity.verifyOnPush=true unless --conf"
+              + " says false), off (none written or verified, through a switch only benchmarks"
+              + " use; the product has no off), or both (off and on in one run, a server each,"
+              + " their rounds taking turns; the last JSON line compares them: serverCpuRatio,"
+              + " ingestRatio)")
+  String checksums = "on";
+
   @Parameter(names = "--seed", description = "Seed of the record generator")
   long seed = 0x5eed;
 
@@ -84,6 +95,18 @@ public final class ServerBenchmarkOptions {
       settings.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
     }
     return settings;
+  }
+
+  /** Whether each run writes and verifies checksums, in run order: off before on for both. */
+  List<Boolean> checksumRuns() {
+    switch (checksums) {
+      case "off":
+        return List.of(false);
+      case "both":
+        return List.of(false, true);
+      default:
+        return List.of(true);
+    }
   }
 
   /** The pusher counts, in the order given. */
@@ -136,6 +159,10 @@ public final class ServerBenchmarkOptions {
     Map<String, String> unknown = SluiceConf.of(settings()).unknownKeys();
     if (!unknown.isEmpty()) {
       throw new ParameterException("--conf: unknown settings " + unknown.keySet());
+    }
+    checksums = checksums.toLowerCase(Locale.ROOT);
+    if (!List.of("on", "off", "both").contains(checksums)) {
+      throw new ParameterException("--checksums must be on, off or both, not " + checksums);
     }
     compression = compression.toLowerCase(Locale.ROOT);
     try {

@@ -2,6 +2,7 @@ package io.sluice.common;
 
 import io.sluice.client.ClientConf;
 import io.sluice.network.NetworkConf;
+import io.sluice.server.IntegrityConf;
 import io.sluice.server.ServerConf;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -17,6 +18,7 @@ public final class ConfigKeys {
   static {
     List<ConfigKey<?>> all = new ArrayList<>();
     all.addAll(ServerConf.KEYS);
+    all.addAll(IntegrityConf.KEYS);
     all.addAll(NetworkConf.KEYS);
     all.addAll(ClientConf.KEYS);
     ALL = Collections.unmodifiableList(all);

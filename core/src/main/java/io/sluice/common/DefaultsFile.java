@@ -2,6 +2,7 @@ package io.sluice.common;
 
 import io.sluice.client.ClientConf;
 import io.sluice.network.NetworkConf;
+import io.sluice.server.IntegrityConf;
 import io.sluice.server.ServerConf;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -28,6 +29,8 @@ public final class DefaultsFile {
     SECTIONS.put(
         ServerConf.KEYS,
         "Shuffle server: where it listens, where it writes, how much it may hold.");
+    SECTIONS.put(
+        IntegrityConf.KEYS, "Data integrity: checksums of batches and blocks on the server.");
     SECTIONS.put(NetworkConf.KEYS, "Transport, shared by servers and clients.");
     SECTIONS.put(ClientConf.KEYS, "Client library: pushing, reading, the lifecycle coordinator.");
   }

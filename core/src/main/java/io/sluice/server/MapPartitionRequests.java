@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.sluice.common.Ids;
 import io.sluice.network.Message;
+import io.sluice.protocol.MapBlockFormat;
 import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.RequestLimits;
@@ -47,20 +48,26 @@ final class MapPartitionRequests {
   private final FlowControl flowControl;
   private final MapStreams streams;
   private final int writeCredits;
+  private final boolean verifyOnPush;
 
+  /**
+   * @param verifyOnPush whether every block's checksum is verified before a frame is taken
+   */
   MapPartitionRequests(
       ShuffleRegistry registry,
       MemoryBudget memory,
       ServerMetrics metrics,
       FlowControl flowControl,
       MapStreams streams,
-      int writeCredits) {
+      int writeCredits,
+      boolean verifyOnPush) {
     this.registry = registry;
     this.memory = memory;
     this.metrics = metrics;
     this.flowControl = flowControl;
     this.streams = streams;
     this.writeCredits = writeCredits;
+    this.verifyOnPush = verifyOnPush;
   }
 
   private ServerShuffle shuffle(MapPartitionRef ref) {
@@ -166,6 +173,23 @@ final class MapPartitionRequests {
           h.getRequestId(),
           Status.CONGESTED,
           memory.congestedMessage("region data of " + file.key()));
+    }
+    if (verifyOnPush) {
+      String problem = MapBlockFormat.checksumProblems(body);
+      if (problem != null) {
+        metrics.checksumFailures().inc();
+        throw new IllegalArgumentException(
+            "corrupt region data for "
+                + file.key()
+                + " (frame "
+                + h.getSequence()
+                + " of region "
+                + h.getRegionIndex()
+                + "): "
+                + problem
+                + " (sluice.integrity.verifyOnPush); the data changed between the producer and"
+                + " this server");
+      }
     }
     file.append(h.getRegionIndex(), h.getSequence(), body);
     request.handOver();

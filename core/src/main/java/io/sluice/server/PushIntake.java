@@ -16,8 +16,9 @@ import io.sluice.server.storage.StorageUnavailableException;
 
 /**
  * Takes a pushed body into its split, or says why not: the shuffle is unknown, the body is
- * malformed, the split is committed or moved on, or the body does not fit in memory. Every answer
- * names the application, shuffle and partition. Thread safe.
+ * malformed, a batch fails its CRC32C check ({@code sluice.integrity.verifyOnPush} on), the split
+ * is committed or moved on, or the body does not fit in memory. Every answer names the application,
+ * shuffle and partition. Thread safe.
  */
 final class PushIntake {
   /** What became of a push: its status and, unless OK, a message a person can act on. */
@@ -41,11 +42,17 @@ final class PushIntake {
   private final ShuffleRegistry registry;
   private final MemoryBudget memory;
   private final ServerMetrics metrics;
+  private final boolean verifyOnPush;
 
-  PushIntake(ShuffleRegistry registry, MemoryBudget memory, ServerMetrics metrics) {
+  /**
+   * @param verifyOnPush whether every batch's checksum is verified before the body is taken
+   */
+  PushIntake(
+      ShuffleRegistry registry, MemoryBudget memory, ServerMetrics metrics, boolean verifyOnPush) {
     this.registry = registry;
     this.memory = memory;
     this.metrics = metrics;
+    this.verifyOnPush = verifyOnPush;
   }
 
   /**
@@ -83,6 +90,19 @@ final class PushIntake {
     }
     if (problem != null) {
       return bad("malformed push for " + split + ": " + problem);
+    }
+    if (verifyOnPush) {
+      problem = BatchFormat.checksumProblems(body);
+      if (problem != null) {
+        metrics.checksumFailures().inc();
+        return bad(
+            "corrupt push for "
+                + split
+                + ": "
+                + problem
+                + " (sluice.integrity.verifyOnPush); the data changed between the map task and"
+                + " this server");
+      }
     }
     int bytes = body.readableBytes();
     if (reserved != bytes) {

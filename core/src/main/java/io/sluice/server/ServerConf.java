@@ -186,6 +186,7 @@ public final class ServerConf {
   private final int mapWriteCredits;
   private final int mapReadBufferSize;
   private final int mapReadBuffers;
+  private final IntegrityConf integrity;
 
   public ServerConf(SluiceConf conf) {
     this.host = conf.get(HOST);
@@ -290,6 +291,7 @@ public final class ServerConf {
     if (mapReadBuffers < 1) {
       throw new IllegalArgumentException(MAP_READ_BUFFERS + " must be at least 1");
     }
+    this.integrity = new IntegrityConf(conf);
   }
 
   public String host() {
@@ -392,5 +394,10 @@ public final class ServerConf {
 
   public int mapReadBuffers() {
     return mapReadBuffers;
+  }
+
+  /** The integrity settings ({@code sluice.integrity.*}), read from the same configuration. */
+  public IntegrityConf integrity() {
+    return integrity;
   }
 }

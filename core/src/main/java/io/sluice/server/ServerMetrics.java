@@ -26,6 +26,7 @@ public final class ServerMetrics {
   private final Counter activeSplits;
   private final Counter mapReads;
   private final Counter mapReadsInOrder;
+  private final Counter checksumFailures;
 
   public ServerMetrics(MetricRegistry registry, MemoryBudget memory) {
     this.registry = registry;
@@ -40,6 +41,7 @@ public final class ServerMetrics {
     this.activeSplits = registry.counter(PREFIX + "activeSplits");
     this.mapReads = registry.counter(PREFIX + "mapReads");
     this.mapReadsInOrder = registry.counter(PREFIX + "mapReadsInOrder");
+    this.checksumFailures = registry.counter(PREFIX + "checksumFailures");
     registry.register(PREFIX + "memoryHeld", (Gauge<Long>) memory::held);
     registry.register(PREFIX + "memoryPeak", (Gauge<Long>) memory::peak);
     registry.register(PREFIX + "memoryMax", (Gauge<Long>) memory::max);
@@ -115,6 +117,14 @@ public final class ServerMetrics {
    */
   public Counter mapReadsInOrder() {
     return mapReadsInOrder;
+  }
+
+  /**
+   * Pushed batches and map partition blocks whose CRC32C did not verify on receipt ({@code
+   * sluice.integrity.verifyOnPush}); each was answered BAD_REQUEST.
+   */
+  public Counter checksumFailures() {
+    return checksumFailures;
   }
 
   /** Read streams open on the server. */

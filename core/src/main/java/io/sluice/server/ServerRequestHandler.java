@@ -71,17 +71,24 @@ final class ServerRequestHandler implements RequestHandler {
       FlowControl flowControl,
       MapRangeReads rangeReads,
       MapStreams mapStreams,
-      int mapWriteCredits) {
+      int mapWriteCredits,
+      IntegrityConf integrity) {
     this.registry = registry;
     this.streams = streams;
     this.metrics = metrics;
     this.flowControl = flowControl;
-    this.intake = new PushIntake(registry, memory, metrics);
+    this.intake = new PushIntake(registry, memory, metrics, integrity.verifyOnPush());
     this.rangeReads = rangeReads;
     this.mapStreams = mapStreams;
     this.mapPartitions =
         new MapPartitionRequests(
-            registry, memory, metrics, flowControl, mapStreams, mapWriteCredits);
+            registry,
+            memory,
+            metrics,
+            flowControl,
+            mapStreams,
+            mapWriteCredits,
+            integrity.verifyOnPush());
   }
 
   @Override

@@ -134,7 +134,8 @@ public final class ShuffleServer implements Closeable {
             flowControl,
             rangeReads,
             mapStreams,
-            conf.mapWriteCredits());
+            conf.mapWriteCredits(),
+            conf.integrity());
     try {
       this.transport =
           new TransportServer(

@@ -6,6 +6,7 @@ import com.google.protobuf.MessageLite;
 import io.sluice.client.push.MapOutputPusher;
 import io.sluice.client.read.PartitionReader;
 import io.sluice.client.read.ShuffleBatch;
+import io.sluice.protocol.BatchFormat;
 import io.sluice.protocol.MapBlockFormat;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.proto.CloseStream;
@@ -373,10 +374,12 @@ class ProtocolFuzzIT {
     try {
       for (int i = 0; i < n; i++) {
         int length = random.nextInt(200);
+        d.writeInt(random.nextInt(10) == 0 ? value(random) : magicVersionFlags(random, true));
         d.writeInt(value(random));
         d.writeInt(value(random));
         d.writeInt(value(random));
         d.writeInt(random.nextInt(10) == 0 ? value(random) : length);
+        d.writeInt(random.nextInt());
         byte[] payload = new byte[length];
         random.nextBytes(payload);
         d.write(payload);
@@ -385,6 +388,18 @@ class ProtocolFuzzIT {
       throw new AssertionError(e);
     }
     return b.toByteArray();
+  }
+
+  /**
+   * The first four header bytes of a batch or block of this format (magic, version, flags), now and
+   * then with a wrong version or flag; checksums are random, so a server that verifies them refuses
+   * the body.
+   */
+  private static int magicVersionFlags(Random random, boolean batch) {
+    int magic = batch ? BatchFormat.MAGIC : MapBlockFormat.MAGIC;
+    int version = random.nextInt(8) == 0 ? random.nextInt(256) : 2;
+    int flags = random.nextInt(8) == 0 ? random.nextInt(256) : 0;
+    return magic << 16 | version << 8 | flags;
   }
 
   /** Map partition blocks with boundary values in their headers now and then. */
@@ -397,10 +412,12 @@ class ProtocolFuzzIT {
         int length = random.nextInt(200);
         byte[] header = new byte[MapBlockFormat.HEADER_SIZE];
         ByteBuffer h = ByteBuffer.wrap(header);
+        h.putInt(random.nextInt(10) == 0 ? value(random) : magicVersionFlags(random, false));
         h.putInt(value(random));
         h.putInt(random.nextInt(3));
         h.putInt(length);
         h.putInt(random.nextInt(10) == 0 ? value(random) : length);
+        h.putInt(random.nextInt());
         d.write(header);
         byte[] payload = new byte[length];
         random.nextBytes(payload);

@@ -194,10 +194,12 @@ class PushAndReadIT {
       for (Path file : dataFiles(tmp)) {
         java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(Files.readAllBytes(file));
         while (b.hasRemaining()) {
+          b.getInt(); // magic, version, flags
           int map = b.getInt();
           b.getInt();
           int batchId = b.getInt();
           int length = b.getInt();
+          b.getInt(); // checksum
           int partition = b.getInt(b.position() + 4); // the first record's header names it
           b.position(b.position() + length);
           ids.computeIfAbsent(List.of(partition, map), k -> new ArrayList<>()).add(batchId);

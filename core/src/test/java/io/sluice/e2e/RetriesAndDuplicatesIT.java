@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.sluice.client.BatchCodec;
 import io.sluice.client.push.MapOutputPusher;
 import io.sluice.client.read.PartitionReader;
 import io.sluice.client.read.ShuffleBatch;
@@ -69,8 +68,7 @@ class RetriesAndDuplicatesIT {
 
   private static ByteBuf batch(byte[] payload) {
     ByteBuf b = Unpooled.directBuffer();
-    BatchFormat.writeHeader(b, 0, 0, 0, payload.length);
-    BatchCodec.NONE.compress(payload, 0, payload.length, b);
+    BatchFormat.writeBatch(b, 0, 0, 0, payload);
     return b;
   }
 

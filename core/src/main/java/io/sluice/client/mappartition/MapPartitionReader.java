@@ -29,7 +29,9 @@ import net.jpountz.lz4.LZ4FastDecompressor;
  * announces its backlog and answers each credit with at most one buffer; the reader grants credits
  * as the caller consumes what it received, keeping at most {@code sluice.mapPartition.readCredits}
  * buffers granted or queued. Blocks come out in order: for each region, subpartition by
- * subpartition.
+ * subpartition. Every block is verified ({@link MapBlockFormat}: header and CRC32C) before it is
+ * handed out; one that fails fails the reader with an {@link IOException} naming the server, the
+ * partition and the block's offset in the data file.
  *
  * <p>One consuming thread calls {@link #poll}; {@code onAvailable} runs on a network thread
  * whenever a buffer, the end or an error arrives.
@@ -77,9 +79,17 @@ public final class MapPartitionReader implements Closeable {
     final ByteBuf data;
     final int subpartition;
 
-    Received(ByteBuf data, int subpartition) {
+    /** Offset in the partition's data file of {@link #data}'s first byte. */
+    final long fileOffset;
+
+    /** {@link #data}'s reader index when it arrived. */
+    final int start;
+
+    Received(ByteBuf data, int subpartition, long fileOffset) {
       this.data = data;
       this.subpartition = subpartition;
+      this.fileOffset = fileOffset;
+      this.start = data.readerIndex();
     }
   }
 
@@ -199,7 +209,7 @@ public final class MapPartitionReader implements Closeable {
         endSeen = true;
       } else {
         // the response's body now belongs to the queue; poll() or close() releases it
-        queue.add(new Received(m.body(), b.getSubpartition()));
+        queue.add(new Received(m.body(), b.getSubpartition(), b.getOffset()));
         backlog = b.getBacklog();
       }
     }
@@ -315,28 +325,54 @@ public final class MapPartitionReader implements Closeable {
     private int kind;
     private int rawLength;
     private int length;
+    private long fileOffset;
 
+    /**
+     * The block at the head of {@code r}, once its header parses and its checksum verifies: a block
+     * that fails fails the reader, naming the server, the partition and the block's offset in the
+     * data file.
+     */
     Block at(Received r) throws IOException {
       buf = r.data;
       subpartition = r.subpartition;
-      if (buf.readableBytes() < MapBlockFormat.HEADER_SIZE) {
-        throw corrupt("a truncated block header");
-      }
       int pos = buf.readerIndex();
-      kind = buf.getInt(pos + 4);
-      rawLength = buf.getInt(pos + 8);
-      length = buf.getInt(pos + 12);
-      if (length < 0
-          || rawLength < 0
-          || length > buf.readableBytes() - MapBlockFormat.HEADER_SIZE) {
-        throw corrupt("a block of " + length + " bytes in a buffer of " + buf.readableBytes());
+      String problem = MapBlockFormat.headerProblem(buf, pos, buf.readableBytes());
+      if (problem == null) {
+        problem = MapBlockFormat.checksumProblem(buf, pos);
       }
+      if (problem != null) {
+        throw corrupt(r.fileOffset + (pos - r.start), problem);
+      }
+      kind = MapBlockFormat.kind(buf, pos);
+      rawLength = MapBlockFormat.uncompressedLength(buf, pos);
+      length = MapBlockFormat.length(buf, pos);
+      fileOffset = r.fileOffset + (pos - r.start);
       buf.skipBytes(MapBlockFormat.HEADER_SIZE + length);
       return this;
     }
 
-    private IOException corrupt(String what) {
-      IOException e = new IOException("Reading " + id + ": the server sent " + what);
+    private IOException corrupt(long offset, String what) {
+      IOException e =
+          new IOException(
+              "Reading "
+                  + id
+                  + " from Sluice server "
+                  + ClientContext.format(server)
+                  + ": the block of subpartition "
+                  + subpartition
+                  + " at byte offset "
+                  + offset
+                  + " of its data file "
+                  + id.appId()
+                  + "/"
+                  + id.shuffleId()
+                  + "/map-"
+                  + id.mapIndex()
+                  + "-"
+                  + id.attempt()
+                  + ".data "
+                  + what
+                  + "; the partition is corrupt");
       synchronized (MapPartitionReader.this) {
         failure = e;
       }
@@ -370,7 +406,7 @@ public final class MapPartitionReader implements Closeable {
         try {
           LZ4.decompress(src, src.position(), target, target.position(), rawLength);
         } catch (LZ4Exception e) {
-          throw corrupt("a block that does not decompress (" + e.getMessage() + ")");
+          throw corrupt(fileOffset, "does not decompress (" + e.getMessage() + ")");
         }
         target.position(target.position() + rawLength);
       } else {

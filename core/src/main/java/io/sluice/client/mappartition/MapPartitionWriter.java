@@ -41,7 +41,8 @@ import org.slf4j.LoggerFactory;
  * {@link #finishRegion}. {@link #commit} ends the partition: once it returns, the file is complete,
  * on disk and readable. Data is cut into blocks of at most {@code maxBlockSize} uncompressed bytes
  * (a reader hands each block over as one buffer), compressed with {@code sluice.push.compression},
- * and sent in frames of about {@code sluice.mapPartition.pushSize}.
+ * sealed with the CRC32C of header and payload ({@link MapBlockFormat}), and sent in frames of
+ * about {@code sluice.mapPartition.pushSize}.
  *
  * <p>Frames are sent asynchronously under the server's write credit: a call blocks only while the
  * credit is used up. A frame refused CONGESTED (server memory full) is sent again, with the frames
@@ -197,8 +198,10 @@ public final class MapPartitionWriter implements Closeable {
     checkRegion(subpartition);
     int n = event.remaining();
     ByteBuf f = frame(MapBlockFormat.HEADER_SIZE + n);
+    int headerAt = f.writerIndex();
     MapBlockFormat.writeHeader(f, broadcast ? 0 : subpartition, MapBlockFormat.KIND_EVENT, n, n);
     f.writeBytes(event);
+    MapBlockFormat.seal(f, headerAt);
     sendIfFull();
   }
 
@@ -243,11 +246,9 @@ public final class MapPartitionWriter implements Closeable {
       f.setBytes(payloadAt, data.duplicate().limit(data.position() + n));
     }
     data.position(data.position() + n);
-    f.setInt(headerAt, subpartition)
-        .setInt(headerAt + 4, kind)
-        .setInt(headerAt + 8, n)
-        .setInt(headerAt + 12, length);
+    MapBlockFormat.setHeader(f, headerAt, subpartition, kind, n, length);
     f.writerIndex(payloadAt + length);
+    MapBlockFormat.seal(f, headerAt);
     sendIfFull();
   }
 

@@ -8,8 +8,8 @@ import io.sluice.protocol.BatchLimits;
 
 /**
  * Builds batches ({@link BatchFormat}) within {@link BatchLimits}: header and compressed payload at
- * most {@link #maxBatchSize} bytes, payload at most {@link #maxRawSize} bytes before compression.
- * Thread safe.
+ * most {@link #maxBatchSize} bytes, payload at most {@link #maxRawSize} bytes before compression;
+ * each sealed with the CRC32C of its header fields and compressed payload. Thread safe.
  */
 final class BatchEncoder {
   private final BatchCodec codec;
@@ -17,12 +17,26 @@ final class BatchEncoder {
   private final int maxBatchSize;
   private final int maxRawSize;
   private final int maxRawAlwaysFits;
+  private final boolean checksums;
 
   /**
    * @param maxBatchSize most bytes of a batch, header included ({@link BatchLimits#maxBatchSize})
    * @param maxRawSize most bytes of a payload before compression ({@link BatchLimits#MAX_RAW_SIZE})
    */
   BatchEncoder(BatchCodec codec, ByteBufAllocator allocator, int maxBatchSize, int maxRawSize) {
+    this(codec, allocator, maxBatchSize, maxRawSize, true);
+  }
+
+  /**
+   * @param checksums false only in a benchmark run that measures what checksums cost ({@link
+   *     io.sluice.client.ChecksumBenchmarkSwitch}): batches then carry no checksum
+   */
+  BatchEncoder(
+      BatchCodec codec,
+      ByteBufAllocator allocator,
+      int maxBatchSize,
+      int maxRawSize,
+      boolean checksums) {
     if (maxBatchSize <= BatchFormat.HEADER_SIZE || maxRawSize < 1) {
       throw new IllegalArgumentException(
           "a batch must hold a header and a payload: max " + maxBatchSize + ", raw " + maxRawSize);
@@ -32,6 +46,7 @@ final class BatchEncoder {
     this.maxBatchSize = maxBatchSize;
     this.maxRawSize = maxRawSize;
     this.maxRawAlwaysFits = largestRawThatAlwaysFits();
+    this.checksums = checksums;
   }
 
   /** The largest n whose batch fits however its payload compresses, by binary search. */
@@ -85,7 +100,12 @@ final class BatchEncoder {
       body.release();
       return null;
     }
-    body.setInt(12, payload);
+    body.setInt(BatchFormat.LENGTH_OFFSET, payload);
+    if (checksums) {
+      BatchFormat.seal(body, 0);
+    } else {
+      BatchFormat.sealWithoutChecksum(body, 0);
+    }
     return body;
   }
 }

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.sluice.client.Backoff;
 import io.sluice.client.BatchCodec;
+import io.sluice.client.ChecksumBenchmarkSwitch;
 import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
 import io.sluice.client.coordinator.CoordinatorClient;
@@ -34,11 +35,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Pushes the output of one map attempt. Buffers records per partition; a full buffer becomes a
- * compressed batch pushed asynchronously, within the JVM's in-flight bounds. CONGESTED and
- * connection failures are retried with jittered backoff; a location that refuses data (HARD_SPLIT)
- * or keeps failing is replaced through the coordinator and the batch resent there (with the same
- * batch id, so readers drop a duplicate). {@link #finish} pushes what is left, waits for every
- * acknowledgement and reports the map to the coordinator.
+ * compressed batch, sealed with its CRC32C ({@link io.sluice.protocol.BatchFormat}), pushed
+ * asynchronously, within the JVM's in-flight bounds. CONGESTED and connection failures are retried
+ * with jittered backoff; a location that refuses data (HARD_SPLIT) or keeps failing is replaced
+ * through the coordinator and the batch resent there (with the same batch id, so readers drop a
+ * duplicate). {@link #finish} pushes what is left, waits for every acknowledgement and reports the
+ * map to the coordinator.
  *
  * <p>Not thread safe: one task thread calls {@link #write} and {@link #finish}; responses are
  * handled on network threads.
@@ -118,7 +120,8 @@ public final class MapOutputPusher implements Closeable {
             PooledByteBufAllocator.DEFAULT,
             BatchLimits.maxBatchSize(
                 context.networkConf().maxFrameSize(), BatchLimits.maxPushHeaderSize(appId)),
-            BatchLimits.MAX_RAW_SIZE);
+            BatchLimits.MAX_RAW_SIZE,
+            ChecksumBenchmarkSwitch.checksums());
     this.bufferSize = Math.min(context.conf().pushBufferSize(), batches.maxRawAlwaysFits());
     this.placement = locations;
     this.buffers = new byte[locations.numPartitions()][];

@@ -2,6 +2,7 @@ package io.sluice.client.read;
 
 import io.netty.buffer.ByteBuf;
 import io.sluice.client.BatchCodec;
+import io.sluice.client.ChecksumBenchmarkSwitch;
 import io.sluice.client.ClientContext;
 import io.sluice.common.Ids;
 import io.sluice.network.Message;
@@ -33,7 +34,11 @@ import java.util.concurrent.TimeoutException;
 /**
  * Reads the committed data of partitions [start, end) of a shuffle for maps [startMapIndex,
  * endMapIndex): every split in turn, each as a stream of chunks with {@code
- * sluice.read.prefetchChunks} fetched ahead. Keeps only the winning attempt of each map and each
+ * sluice.read.prefetchChunks} fetched ahead. Verifies every batch it receives ({@link BatchFormat}:
+ * header and CRC32C) before it looks at its ids, so a corrupt batch is never handed out nor
+ * silently dropped as a duplicate: a batch that fails fails the reader with an {@link IOException}
+ * naming the server, the split, its file, the chunk, the byte offset and the checksums expected and
+ * found, and every later call throws it again. Keeps only the winning attempt of each map and each
  * batch once ({@link BatchFilter}), and hands out decompressed batches. Splits whose map set has
  * nothing in the range are skipped. The server is sent the map range: a range that leaves out some
  * maps of a split is served from the split's sorted copy (sort-on-read), so only those maps'
@@ -49,16 +54,21 @@ public final class PartitionReader implements Closeable {
   private final int prefetch;
   private final int startMapIndex;
   private final int endMapIndex;
+  private final int numMaps;
+  private final boolean checksums;
 
   // the split being read; a stream lives on the connection that opened it
   private CommittedSplit split;
   private TransportClient connection;
   private long streamId;
   private int numChunks;
+  private List<Long> chunkOffsets = List.of();
   private int nextChunkToFetch;
   private final Deque<CompletableFuture<Message>> fetches = new ArrayDeque<>();
   private ByteBuf chunk;
+  private int chunkStart;
   private int chunkIndex = -1;
+  private IOException corruption;
 
   /**
    * @throws IOException when the committed data of a partition in the range is lost
@@ -78,6 +88,8 @@ public final class PartitionReader implements Closeable {
     this.prefetch = context.conf().prefetchChunks();
     this.startMapIndex = startMapIndex;
     this.endMapIndex = endMapIndex;
+    this.numMaps = committed.getWinningAttemptsCount();
+    this.checksums = ChecksumBenchmarkSwitch.checksums();
     if (committed.getNumLostPartitions() > 0) {
       IndexRanges lost =
           IndexRanges.decode(
@@ -121,8 +133,16 @@ public final class PartitionReader implements Closeable {
     }
   }
 
-  /** The next batch, or null when every split is read. */
+  /**
+   * The next batch, or null when every split is read.
+   *
+   * @throws IOException when a split cannot be read or holds a batch that fails its check; once a
+   *     batch failed, every call throws that again
+   */
   public ShuffleBatch next() throws IOException {
+    if (corruption != null) {
+      throw corruption;
+    }
     while (true) {
       if (chunk != null && chunk.isReadable()) {
         ShuffleBatch batch = nextInChunk();
@@ -134,6 +154,7 @@ public final class PartitionReader implements Closeable {
       releaseChunk();
       if (split != null && chunkIndex + 1 < numChunks) {
         chunk = awaitChunk();
+        chunkStart = chunk.readerIndex();
         continue;
       }
       closeStream();
@@ -144,36 +165,74 @@ public final class PartitionReader implements Closeable {
     }
   }
 
+  /**
+   * The batch at the chunk's reader index, once its header parses and its checksum verifies, or
+   * null when the filter drops it.
+   */
   private ShuffleBatch nextInChunk() throws IOException {
-    if (chunk.readableBytes() < BatchFormat.HEADER_SIZE) {
-      throw corrupt("a truncated batch header");
+    int pos = chunk.readerIndex();
+    String problem = BatchFormat.headerProblem(chunk, pos, chunk.readableBytes());
+    // a benchmark run without checksums (checksums false) still checks batches that carry one
+    if (problem == null && (checksums || !BatchFormat.withoutChecksum(chunk, pos))) {
+      problem = BatchFormat.checksumProblem(chunk, pos);
     }
-    int mapIndex = chunk.readInt();
-    int attempt = chunk.readInt();
-    int batchId = chunk.readInt();
-    int length = chunk.readInt();
-    if (length < 0 || length > chunk.readableBytes()) {
-      throw corrupt("a batch of map " + mapIndex + " claiming " + length + " bytes");
+    if (problem != null) {
+      throw corrupt(pos, problem);
     }
-    if (batchId < 0 || batchId == Integer.MAX_VALUE) {
-      throw corrupt("a batch of map " + mapIndex + " with batch id " + batchId);
+    int mapIndex = BatchFormat.mapIndex(chunk, pos);
+    int attempt = BatchFormat.attempt(chunk, pos);
+    int batchId = BatchFormat.batchId(chunk, pos);
+    int length = BatchFormat.length(chunk, pos);
+    if (batchId == Integer.MAX_VALUE) {
+      throw corrupt(pos, "of map " + mapIndex + " has batch id " + batchId);
     }
-    ByteBuf payload = chunk.readSlice(length);
+    ByteBuf payload = chunk.slice(pos + BatchFormat.HEADER_SIZE, length);
+    chunk.readerIndex(pos + BatchFormat.HEADER_SIZE + length);
     if (!filter.accept(split.getPartitionId(), mapIndex, attempt, batchId)) {
       return null;
     }
     return new ShuffleBatch(split.getPartitionId(), mapIndex, codec.decompress(payload));
   }
 
-  private IOException corrupt(String what) {
-    return new IOException(
-        "Chunk "
-            + chunkIndex
-            + " of "
-            + describe(split)
-            + " holds "
-            + what
-            + "; the split is corrupt");
+  /**
+   * The failure of the batch at {@code pos} of the current chunk; the reader stays failed. Names
+   * the server, the split, the file (as the server names it under its data directory), the chunk
+   * and the byte offset in the file.
+   */
+  private IOException corrupt(int pos, String what) {
+    long inChunk = pos - chunkStart;
+    long offset =
+        chunkIndex >= 0 && chunkIndex < chunkOffsets.size()
+            ? chunkOffsets.get(chunkIndex) + inChunk
+            : -1;
+    corruption =
+        new IOException(
+            "The batch at byte offset "
+                + offset
+                + " of "
+                + fileName(split)
+                + " (byte "
+                + inChunk
+                + " of chunk "
+                + chunkIndex
+                + ") of "
+                + describe(split)
+                + " "
+                + what
+                + "; the split is corrupt");
+    return corruption;
+  }
+
+  /**
+   * The split's file as the server names it under its data directory; a read of some maps only is
+   * served from the split's sorted copy when the split holds maps outside them.
+   */
+  private String fileName(CommittedSplit s) {
+    String file = appId + "/" + shuffleId + "/" + s.getPartitionId() + "-" + s.getEpoch() + ".data";
+    if (startMapIndex <= 0 && endMapIndex >= numMaps) {
+      return file;
+    }
+    return file + " (or its sorted copy " + file + ".sorted, which serves map-range reads)";
   }
 
   private void openStream(CommittedSplit s) throws IOException {
@@ -207,6 +266,7 @@ public final class PartitionReader implements Closeable {
     }
     StreamHandle handle = r.getStream();
     streamId = handle.getStreamId();
+    chunkOffsets = handle.getChunkOffsetsList();
     numChunks = handle.getChunkOffsetsCount() - 1;
     nextChunkToFetch = 0;
     chunkIndex = -1;

@@ -222,7 +222,10 @@ public final class MapReadScheduler implements Closeable {
                     MessageType.RESPONSE.id(),
                     Messages.okBuilder(requestId)
                         .setMapBuffer(
-                            MapBuffer.newBuilder().setSubpartition(sub).setBacklog(s.backlog()))
+                            MapBuffer.newBuilder()
+                                .setSubpartition(sub)
+                                .setBacklog(s.backlog())
+                                .setOffset(offset))
                         .build(),
                     requestId,
                     buf);

@@ -1,6 +1,7 @@
 package io.sluice.server.read;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.sluice.protocol.MapBlockFormat;
 import io.sluice.server.storage.CommittedMapPartition;
@@ -178,11 +179,43 @@ public final class MapReadStream {
     return sub;
   }
 
-  /** The size of the block at the current position (header included), to size a larger buffer. */
+  /**
+   * The size of the block at the current position (header included), to size a larger buffer.
+   *
+   * @throws IOException naming the file and offset when the header there does not parse or claims
+   *     more bytes than its segment holds (the file is corrupt)
+   */
   int blockSizeAtPosition() throws IOException {
+    long offset = segOffsets[segment] + positionInSegment;
+    long left = segLengths[segment] - positionInSegment;
     ByteBuffer h = ByteBuffer.allocate(MapBlockFormat.HEADER_SIZE);
-    MapPartitionIndex.readFully(file.data(), h, segOffsets[segment] + positionInSegment);
-    return MapBlockFormat.HEADER_SIZE + h.getInt(12);
+    if (left < MapBlockFormat.HEADER_SIZE) {
+      throw new IOException(
+          "a segment of "
+              + file.dataPath()
+              + " ("
+              + file.key()
+              + ") ends inside the block header at byte offset "
+              + offset
+              + "; the file or its index is corrupt");
+    }
+    MapPartitionIndex.readFully(file.data(), h, offset);
+    ByteBuf header = Unpooled.wrappedBuffer(h.array());
+    String problem =
+        MapBlockFormat.headerProblem(header, 0, (int) Math.min(left, Integer.MAX_VALUE));
+    if (problem != null) {
+      throw new IOException(
+          "the block at byte offset "
+              + offset
+              + " of "
+              + file.dataPath()
+              + " ("
+              + file.key()
+              + ") "
+              + problem
+              + "; the file is corrupt");
+    }
+    return MapBlockFormat.HEADER_SIZE + MapBlockFormat.length(header, 0);
   }
 
   @Override

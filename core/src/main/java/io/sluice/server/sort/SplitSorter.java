@@ -120,8 +120,8 @@ final class SplitSorter {
         fill(in, window, pos, length);
       }
       int at = (int) (pos - windowStart);
-      int mapIndex = window.getInt(at);
-      int payload = window.getInt(at + 12);
+      int mapIndex = window.getInt(at + BatchFormat.MAP_INDEX_OFFSET);
+      int payload = window.getInt(at + BatchFormat.LENGTH_OFFSET);
       if (mapIndex < 0 || payload < 0 || payload > length - pos - BatchFormat.HEADER_SIZE) {
         throw new IOException(
             split.path()

@@ -23,14 +23,18 @@ import org.slf4j.LoggerFactory;
 /**
  * One split of a reduce partition on this server and the file it is written to.
  *
- * <p><b>File format (version 1).</b> {@code <dir>/<appId>/<shuffleId>/<partition>-<epoch>.data} is
- * the concatenation of the pushed batches ({@link BatchFormat}: 16-byte big-endian header, opaque
- * payload) in the order the server accepted them; there is no file header. Until commit the file is
- * named {@code ...data.inprogress}; commit flushes, fsyncs (when {@code sluice.commit.fsync}),
- * closes and renames it, so a file without the suffix is always complete. Chunk boundaries fall
- * between batches: a chunk ends before the batch that would take it past {@code
- * sluice.read.chunkSize}, so a chunk is at most that size or one batch (and a batch fits in a
- * frame), and every chunk fits in a response frame. A crash leaves at most an {@code .inprogress}
+ * <p><b>File format (version 2).</b> {@code <dir>/<appId>/<shuffleId>/<partition>-<epoch>.data} is
+ * the concatenation of the pushed batches ({@link BatchFormat} version 2: 24-byte big-endian header
+ * with magic, version, ids, length and the CRC32C of header fields and payload, then the opaque
+ * payload) in the order the server accepted them; there is no file header. Readers verify every
+ * batch's checksum, so a byte that changed on disk fails the read naming the file and offset.
+ * Version 1 (until the checksums came) held batches with a 16-byte header and no checksum; its
+ * files fail version 2 readers at their first batch (not the magic), so the engine recomputes them.
+ * Until commit the file is named {@code ...data.inprogress}; commit flushes, fsyncs (when {@code
+ * sluice.commit.fsync}), closes and renames it, so a file without the suffix is always complete.
+ * Chunk boundaries fall between batches: a chunk ends before the batch that would take it past
+ * {@code sluice.read.chunkSize}, so a chunk is at most that size or one batch (and a batch fits in
+ * a frame), and every chunk fits in a response frame. A crash leaves at most an {@code .inprogress}
  * file, which is never served.
  *
  * <p><b>Splitting.</b> Once the split has taken more than {@code sluice.split.threshold} bytes, or

@@ -58,7 +58,9 @@ class MapPartitionIT {
             Map.of(
                 "sluice.mapPartition.readBufferSize", "4k",
                 "sluice.mapPartition.pushSize", "4k",
-                "sluice.mapPartition.readCredits", "16"));
+                "sluice.mapPartition.readCredits", "16",
+                // every block the writers of these tests send is verified on receipt
+                "sluice.integrity.verifyOnPush", "true"));
     placement = new MapPartitionPlacement(cluster.context(), APP, servers(), lost::add);
   }
 
@@ -261,7 +263,7 @@ class MapPartitionIT {
             cluster.context(), id, at.getHostString(), at.getPort(), 2, BLOCK)) {
       for (int r = 0; r < regions; r++) {
         w.startRegion(false);
-        // 6 incompressible blocks of 1016 bytes stored: two 4k read buffers per region
+        // 6 incompressible blocks of 1024 bytes stored: two 4k read buffers per region
         byte[] data = new byte[6000];
         new java.util.Random(r).nextBytes(data);
         w.write(1, ByteBuffer.wrap(data));
@@ -441,6 +443,7 @@ class MapPartitionIT {
       MapBlockFormat.writeHeader(
           body, subpartition, MapBlockFormat.KIND_DATA, data.length, data.length);
       body.writeBytes(data);
+      MapBlockFormat.seal(body, 0);
       return Messages.request(
           MessageType.REGION_DATA,
           RegionData.newBuilder()

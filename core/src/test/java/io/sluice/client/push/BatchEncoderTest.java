@@ -25,10 +25,12 @@ class BatchEncoderTest {
     byte[] record = random(1024 - BatchFormat.HEADER_SIZE + 1);
     ByteBuf batch = e.encode(3, 1, 7, record, 0, record.length - 1);
     assertThat(batch.readableBytes()).isEqualTo(1024);
-    assertThat(batch.getInt(0)).isEqualTo(3);
-    assertThat(batch.getInt(4)).isEqualTo(1);
-    assertThat(batch.getInt(8)).isEqualTo(7);
-    assertThat(batch.getInt(12)).isEqualTo(1024 - BatchFormat.HEADER_SIZE);
+    assertThat(BatchFormat.headerProblem(batch, 0, batch.readableBytes())).isNull();
+    assertThat(BatchFormat.mapIndex(batch, 0)).isEqualTo(3);
+    assertThat(BatchFormat.attempt(batch, 0)).isEqualTo(1);
+    assertThat(BatchFormat.batchId(batch, 0)).isEqualTo(7);
+    assertThat(BatchFormat.length(batch, 0)).isEqualTo(1024 - BatchFormat.HEADER_SIZE);
+    assertThat(BatchFormat.checksumProblem(batch, 0)).isNull();
     batch.release();
     assertThat(e.encode(3, 1, 7, record, 0, record.length)).isNull();
     assertThat(e.maxRawAlwaysFits()).isEqualTo(1024 - BatchFormat.HEADER_SIZE);
@@ -46,7 +48,10 @@ class BatchEncoderTest {
     byte[] noise = random(fits + 1000);
     ByteBuf batch = e.encode(0, 0, 0, noise, 0, fits);
     assertThat(batch.readableBytes()).isLessThanOrEqualTo(max);
-    byte[] back = BatchCodec.LZ4.decompress(batch.slice(BatchFormat.HEADER_SIZE, batch.getInt(12)));
+    assertThat(BatchFormat.checksumProblem(batch, 0)).isNull();
+    byte[] back =
+        BatchCodec.LZ4.decompress(
+            batch.slice(BatchFormat.HEADER_SIZE, BatchFormat.length(batch, 0)));
     assertThat(back).hasSize(fits);
     assertThat(back[fits - 1]).isEqualTo(noise[fits - 1]);
     batch.release();
@@ -70,5 +75,23 @@ class BatchEncoderTest {
     byte[] zeros = new byte[(1 << 20) + 1];
     assertThat(e.encode(0, 0, 0, zeros, 0, 1 << 20)).isNotNull().matches(ByteBuf::release);
     assertThat(e.encode(0, 0, 0, zeros, 0, zeros.length)).isNull();
+  }
+
+  @Test
+  void everyBatchIsSealedWithItsChecksumUnlessABenchmarkTurnedThemOff() {
+    byte[] record = random(500);
+    ByteBuf sealed =
+        new BatchEncoder(BatchCodec.LZ4, ALLOC, 4096, 1 << 20).encode(1, 0, 2, record, 0, 500);
+    assertThat(BatchFormat.withoutChecksum(sealed, 0)).isFalse();
+    assertThat(BatchFormat.storedChecksum(sealed, 0))
+        .isEqualTo(BatchFormat.computeChecksum(sealed, 0));
+    sealed.release();
+    ByteBuf unsealed =
+        new BatchEncoder(BatchCodec.LZ4, ALLOC, 4096, 1 << 20, false)
+            .encode(1, 0, 2, record, 0, 500);
+    assertThat(BatchFormat.headerProblem(unsealed, 0, unsealed.readableBytes())).isNull();
+    assertThat(BatchFormat.withoutChecksum(unsealed, 0)).isTrue();
+    assertThat(BatchFormat.checksumProblem(unsealed, 0)).contains("carries no checksum");
+    unsealed.release();
   }
 }

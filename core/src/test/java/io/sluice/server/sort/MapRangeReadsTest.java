@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.codahale.metrics.MetricRegistry;
+import io.sluice.protocol.BatchFormat;
 import io.sluice.server.storage.CommittedSplitFile;
 import io.sluice.server.storage.CommittedSplitFiles;
 import io.sluice.server.storage.CommittedSplitFiles.Batch;
@@ -74,13 +75,16 @@ class MapRangeReadsTest {
       CommittedSplitFile view = opens.get(start).get();
       assertThat(view.path()).isEqualTo(SplitSorter.sortedPath(split));
       List<Long> chunks = view.chunkOffsets();
-      // eight batches of map `start`, each 16 + (100 + i) bytes, contiguous
+      // eight batches of map `start`, each header + (100 + i) bytes, contiguous
       long expected = 0;
       for (int i = start; i < 40; i += 5) {
-        expected += 16 + 100 + i;
+        expected += BatchFormat.HEADER_SIZE + 100 + i;
       }
       assertThat(chunks.get(chunks.size() - 1) - chunks.get(0)).isEqualTo(expected);
-      assertThat(java.nio.ByteBuffer.wrap(sorted, (int) (long) chunks.get(0), 4).getInt())
+      assertThat(
+              java.nio.ByteBuffer.wrap(
+                      sorted, (int) (long) chunks.get(0) + BatchFormat.MAP_INDEX_OFFSET, 4)
+                  .getInt())
           .isEqualTo(start);
     }
 
@@ -112,7 +116,7 @@ class MapRangeReadsTest {
     CommittedSplitFile split = split("0-0.data");
     byte[] good = Files.readAllBytes(split.path());
     byte[] bad = good.clone();
-    bad[12] = 0x7f; // first batch claims far more payload than the file has
+    bad[BatchFormat.LENGTH_OFFSET] = 0x7f; // first batch claims far more payload than the file has
     Files.write(split.path(), bad);
 
     CompletableFuture<CommittedSplitFile> first = reads.open(split, 1, 2);

@@ -3,6 +3,7 @@ package io.sluice.server.sort;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sluice.protocol.BatchFormat;
 import io.sluice.server.storage.CommittedSplitFile;
 import io.sluice.server.storage.CommittedSplitFiles;
 import io.sluice.server.storage.CommittedSplitFiles.Batch;
@@ -99,7 +100,7 @@ class SplitSorterTest {
     CommittedSplitFile split =
         CommittedSplitFiles.write(file, 1, List.of(new Batch(0, 0, new byte[100])));
     byte[] bytes = Files.readAllBytes(file);
-    bytes[15] = (byte) 200; // payload length 200 > 100 bytes left
+    bytes[BatchFormat.LENGTH_OFFSET + 3] = (byte) 200; // payload length 200 > 100 bytes left
     Files.write(file, bytes);
     assertThatThrownBy(() -> new SplitSorter(1024).sort(split))
         .isInstanceOf(IOException.class)

@@ -114,7 +114,7 @@ class StateRecoveryTest {
         if (restart == 0) {
           assertThatThrownBy(() -> server.registry.get("app-1", 0).commit().get())
               .hasMessageContaining(files.get(0).path() + " is gone")
-              .hasMessageContaining(files.get(1).path() + " has 7 bytes, expected 1016");
+              .hasMessageContaining(files.get(1).path() + " has 7 bytes, expected 1024");
         }
       }
     }

@@ -1,8 +1,10 @@
 package io.sluice.server.storage;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.sluice.protocol.BatchFormat;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -23,11 +25,11 @@ public final class CommittedSplitFiles {
       this.payload = payload;
     }
 
-    /** The batch as it sits in a file: header and payload. */
+    /** The batch as it sits in a file: header and payload, sealed with its checksum. */
     public byte[] bytes() {
-      ByteBuffer b = ByteBuffer.allocate(BatchFormat.HEADER_SIZE + payload.length);
-      b.putInt(mapIndex).putInt(0).putInt(batchId).putInt(payload.length).put(payload);
-      return b.array();
+      ByteBuf b = Unpooled.buffer(BatchFormat.HEADER_SIZE + payload.length);
+      BatchFormat.writeBatch(b, mapIndex, 0, batchId, payload);
+      return ByteBufUtil.getBytes(b);
     }
   }
 

@@ -108,7 +108,7 @@ class ReducePartitionSplitTest {
     // batch headers are where they should be
     ByteBuffer content = ByteBuffer.wrap(Files.readAllBytes(file.path()));
     for (int i = 0; i < 40; i++) {
-      content.position(batchStarts.get(i).intValue() + 8);
+      content.position(batchStarts.get(i).intValue() + 12); // the batch id
       assertThat(content.getInt()).isEqualTo(i);
     }
     assertThat(split.commit().get()).isSameAs(file);

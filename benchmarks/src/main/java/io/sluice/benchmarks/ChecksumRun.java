@@ -1,0 +1,119 @@
+package io.sluice.benchmarks;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The rounds of the server benchmark run with batch checksums on or off, and their totals: bytes,
+ * time and CPU summed over every measured round (the warmup excluded), so the comparison of the two
+ * runs does not hang on one round.
+ */
+final class ChecksumRun {
+  final boolean checksums;
+  final boolean verifyOnPush;
+  final List<RoundResult> results = new ArrayList<>();
+  boolean warmupVerified = true;
+  boolean serverCpuSupported;
+  long memoryPeak;
+  long checksumFailures;
+
+  ChecksumRun(boolean checksums, boolean verifyOnPush) {
+    this.checksums = checksums;
+    this.verifyOnPush = verifyOnPush;
+  }
+
+  String describe() {
+    if (!checksums) {
+      return "off (batches carry none; readers and the server verify none)";
+    }
+    return "on (pushers seal, readers verify"
+        + (verifyOnPush ? ", the server verifies on push)" : "; the server does not verify)");
+  }
+
+  boolean verified() {
+    return warmupVerified && results.stream().allMatch(RoundResult::verified);
+  }
+
+  private List<RoundResult> completed() {
+    List<RoundResult> done = new ArrayList<>();
+    for (RoundResult r : results) {
+      if (r.failure == null) {
+        done.add(r);
+      }
+    }
+    return done;
+  }
+
+  private long bytes() {
+    return completed().stream().mapToLong(r -> r.bytesWritten).sum();
+  }
+
+  /** Every measured round's records over the time until each was committed. */
+  double ingestMBps() {
+    long nanos = completed().stream().mapToLong(r -> r.pushNanos + r.commitNanos).sum();
+    return nanos > 0 ? bytes() / RoundResult.MIB / (nanos / 1e9) : Double.NaN;
+  }
+
+  double readMBps() {
+    long nanos = completed().stream().mapToLong(r -> r.readNanos).sum();
+    return nanos > 0 ? bytes() / RoundResult.MIB / (nanos / 1e9) : Double.NaN;
+  }
+
+  /** Server threads' CPU seconds, writing and reading, per GiB of records. */
+  double serverCpuSecPerGiB() {
+    long nanos =
+        completed().stream().mapToLong(r -> r.serverCpuWriteNanos + r.serverCpuReadNanos).sum();
+    return perGiB(nanos);
+  }
+
+  /** The whole process's CPU seconds (map tasks, readers, server), per GiB of records. */
+  double processCpuSecPerGiB() {
+    long nanos =
+        completed().stream().mapToLong(r -> r.processCpuWriteNanos + r.processCpuReadNanos).sum();
+    return perGiB(nanos);
+  }
+
+  private double perGiB(long nanos) {
+    long bytes = bytes();
+    return bytes > 0 ? nanos / 1e9 / (bytes / RoundResult.GIB) : Double.NaN;
+  }
+
+  String toJson(double rawDiskMBps) {
+    StringBuilder s = new StringBuilder("{\"checksums\":").append(checksums);
+    s.append(",\"verifyOnPush\":").append(verifyOnPush);
+    s.append(",\"bytes\":").append(bytes());
+    s.append(",\"ingestMBps\":").append(Json.num(ingestMBps()));
+    s.append(",\"readMBps\":").append(Json.num(readMBps()));
+    s.append(",\"serverCpuSecPerGiB\":").append(Json.num(serverCpuSecPerGiB()));
+    s.append(",\"processCpuSecPerGiB\":").append(Json.num(processCpuSecPerGiB()));
+    s.append(",\"serverChecksumFailures\":").append(checksumFailures);
+    s.append(",\"verified\":").append(verified());
+    s.append(",\"runs\":[");
+    for (int i = 0; i < results.size(); i++) {
+      s.append(i == 0 ? "" : ",").append(results.get(i).toJson(rawDiskMBps));
+    }
+    return s.append("]}").toString();
+  }
+
+  /** A few lines comparing a run without checksums ({@code off}) with one with them. */
+  static String comparison(ChecksumRun off, ChecksumRun on) {
+    return String.format(
+        Locale.ROOT,
+        "checksums on / off, over every measured round: server CPU per GiB %.2f / %.2f s (ratio"
+            + " %.3f), process CPU per GiB %.2f / %.2f s (ratio %.3f), ingest %.1f / %.1f MB/s"
+            + " (ratio %.3f), read %.1f / %.1f MB/s (ratio %.3f)",
+        on.serverCpuSecPerGiB(),
+        off.serverCpuSecPerGiB(),
+        on.serverCpuSecPerGiB() / off.serverCpuSecPerGiB(),
+        on.processCpuSecPerGiB(),
+        off.processCpuSecPerGiB(),
+        on.processCpuSecPerGiB() / off.processCpuSecPerGiB(),
+        on.ingestMBps(),
+        off.ingestMBps(),
+        on.ingestMBps() / off.ingestMBps(),
+        on.readMBps(),
+        off.readMBps(),
+        on.readMBps() / off.readMBps());
+  }
+}

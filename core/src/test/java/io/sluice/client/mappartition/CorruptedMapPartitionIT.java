@@ -1,0 +1,273 @@
+package io.sluice.client.mappartition;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.sluice.client.ClientContext;
+import io.sluice.network.Message;
+import io.sluice.network.TransportClient;
+import io.sluice.protocol.MapBlockFormat;
+import io.sluice.protocol.MapPartitionId;
+import io.sluice.protocol.MessageType;
+import io.sluice.protocol.Messages;
+import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.MapPartitionRef;
+import io.sluice.protocol.proto.RegionData;
+import io.sluice.protocol.proto.RegionStart;
+import io.sluice.protocol.proto.RegisterShuffle;
+import io.sluice.protocol.proto.ServerAddress;
+import io.sluice.protocol.proto.Status;
+import io.sluice.server.ShuffleServer;
+import io.sluice.testutil.TestCluster;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongFunction;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Map partition blocks are checked end to end: a byte changed in a committed data file fails the
+ * reader of that block naming the server, the partition and the offset; with {@code
+ * sluice.integrity.verifyOnPush} a corrupt block is refused on receipt.
+ */
+class CorruptedMapPartitionIT {
+  private static final String APP = TestCluster.APP_ID;
+  private static final int BLOCK = 1000;
+
+  @TempDir Path dir;
+  private TestCluster cluster;
+  private MapPartitionPlacement placement;
+
+  @BeforeEach
+  void start() throws IOException {
+    cluster =
+        TestCluster.start(
+            dir,
+            1,
+            Map.of(
+                "sluice.mapPartition.readBufferSize", "4k",
+                "sluice.mapPartition.pushSize", "4k",
+                "sluice.integrity.verifyOnPush", "true"));
+    List<InetSocketAddress> servers = new ArrayList<>();
+    for (ServerAddress a : cluster.addresses()) {
+      servers.add(InetSocketAddress.createUnresolved(a.getHost(), a.getPort()));
+    }
+    placement = new MapPartitionPlacement(cluster.context(), APP, servers, lost -> {});
+  }
+
+  @AfterEach
+  void stop() {
+    placement.close();
+    cluster.close();
+  }
+
+  private ShuffleServer server() {
+    return cluster.server(0);
+  }
+
+  private static byte[] bytes(int sub, int length) {
+    StringBuilder b = new StringBuilder();
+    int i = 0;
+    while (b.length() < length) {
+      b.append("s").append(sub).append("i").append(i++).append(';');
+    }
+    return b.substring(0, length).getBytes(StandardCharsets.US_ASCII);
+  }
+
+  private void call(TransportClient connection, LongFunction<Message> request) throws Exception {
+    cluster.context().callAsync(connection, request).get(10, TimeUnit.SECONDS).release();
+  }
+
+  /** A region data frame of one raw block, sealed with its checksum. */
+  private static LongFunction<Message> frame(
+      MapPartitionRef ref, int sequence, int subpartition, String text) {
+    byte[] data = text.getBytes(StandardCharsets.US_ASCII);
+    return rid -> {
+      ByteBuf body = Unpooled.buffer();
+      MapBlockFormat.writeHeader(
+          body, subpartition, MapBlockFormat.KIND_DATA, data.length, data.length);
+      body.writeBytes(data);
+      MapBlockFormat.seal(body, 0);
+      return Messages.request(
+          MessageType.REGION_DATA,
+          RegionData.newBuilder()
+              .setRequestId(rid)
+              .setPartition(ref)
+              .setRegionIndex(0)
+              .setSequence(sequence)
+              .build(),
+          rid,
+          body);
+    };
+  }
+
+  @Test
+  void aCorruptBlockIsRefusedOnReceiptWhenTheServerVerifiesOnPush() throws Exception {
+    ClientContext context = cluster.context();
+    ServerAddress server = cluster.addresses().get(0);
+    TransportClient connection = context.connection(server);
+    context.call(
+        server,
+        rid ->
+            Messages.request(
+                MessageType.REGISTER_SHUFFLE,
+                RegisterShuffle.newBuilder()
+                    .setRequestId(rid)
+                    .setAppId(APP)
+                    .setShuffleId(11)
+                    .setNumMaps(4)
+                    .setNumPartitions(4)
+                    .build(),
+                rid));
+    MapPartitionRef ref =
+        MapPartitionRef.newBuilder()
+            .setAppId(APP)
+            .setShuffleId(11)
+            .setMapIndex(2)
+            .setAttempt(0)
+            .build();
+    call(
+        connection,
+        rid ->
+            Messages.request(
+                MessageType.REGION_START,
+                RegionStart.newBuilder()
+                    .setRequestId(rid)
+                    .setPartition(ref)
+                    .setNumSubpartitions(2)
+                    .setRegionIndex(0)
+                    .build(),
+                rid));
+    call(connection, frame(ref, 0, 0, "intact"));
+    byte[] data = "changed on the way".getBytes(StandardCharsets.US_ASCII);
+    Throwable refused =
+        catchThrowable(
+            () ->
+                call(
+                    connection,
+                    rid -> {
+                      ByteBuf body = Unpooled.buffer();
+                      MapBlockFormat.writeHeader(
+                          body, 1, MapBlockFormat.KIND_DATA, data.length, data.length);
+                      body.writeBytes(data);
+                      MapBlockFormat.seal(body, 0);
+                      body.setByte(MapBlockFormat.HEADER_SIZE + 3, 'X');
+                      return Messages.request(
+                          MessageType.REGION_DATA,
+                          RegionData.newBuilder()
+                              .setRequestId(rid)
+                              .setPartition(ref)
+                              .setRegionIndex(0)
+                              .setSequence(1)
+                              .build(),
+                          rid,
+                          body);
+                    }));
+    assertThat(((StatusException) refused.getCause()).status()).isEqualTo(Status.BAD_REQUEST);
+    assertThat(refused.getCause())
+        .hasMessageContaining("map 2 attempt 0")
+        .hasMessageContaining("block 0 (subpartition 1, at byte 0 of the frame)")
+        .hasMessageContaining("CRC32C")
+        .hasMessageContaining("sluice.integrity.verifyOnPush");
+    assertThat(server().metrics().checksumFailures().getCount()).isEqualTo(1);
+  }
+
+  /**
+   * A byte changed in a committed map partition's data file fails the reader of that block, naming
+   * the server, the partition and the block's offset in the file; the blocks before it come out
+   * intact.
+   */
+  @Test
+  void aFlippedByteInACommittedPartitionFailsItsReaderNamingServerPartitionAndOffset()
+      throws Exception {
+    InetSocketAddress at = placement.place(12, 16, 16).get();
+    MapPartitionId id = new MapPartitionId(APP, 12, 3, 1);
+    byte[] first = bytes(0, 3 * BLOCK);
+    byte[] second = bytes(1, 3 * BLOCK);
+    try (MapPartitionWriter w =
+        MapPartitionWriter.open(
+            cluster.context(), id, at.getHostString(), at.getPort(), 2, BLOCK)) {
+      w.startRegion(false);
+      w.write(0, ByteBuffer.wrap(first));
+      w.write(1, ByteBuffer.wrap(second));
+      w.finishRegion();
+      w.commit();
+    }
+    Path file;
+    try (Stream<Path> files = Files.walk(dir)) {
+      file =
+          files
+              .filter(p -> p.getFileName().toString().equals("map-3-1.data"))
+              .findFirst()
+              .orElseThrow();
+    }
+    byte[] original = Files.readAllBytes(file);
+    // the fifth block (the second of subpartition 1): its offset is that of four whole blocks
+    ByteBuf blocks = Unpooled.wrappedBuffer(original);
+    int offset = 0;
+    for (int b = 0; b < 4; b++) {
+      offset += MapBlockFormat.HEADER_SIZE + MapBlockFormat.length(blocks, offset);
+    }
+    assertThat(MapBlockFormat.subpartition(blocks, offset)).isEqualTo(1);
+    byte[] corrupt = original.clone();
+    corrupt[offset + MapBlockFormat.HEADER_SIZE + 10] ^= 0x20;
+    Files.write(file, corrupt);
+
+    Semaphore available = new Semaphore(0);
+    ByteArrayOutputStream read = new ByteArrayOutputStream();
+    Throwable failure;
+    try (MapPartitionReader reader =
+        MapPartitionReader.open(
+            cluster.context(), id, at.getHostString(), at.getPort(), 0, 1, available::release)) {
+      failure =
+          catchThrowable(
+              () -> {
+                while (!reader.isFinished()) {
+                  MapPartitionReader.Block b = reader.poll();
+                  if (b == null) {
+                    available.tryAcquire(100, TimeUnit.MILLISECONDS);
+                    continue;
+                  }
+                  ByteBuffer target = ByteBuffer.allocate(b.length());
+                  b.readInto(target);
+                  read.write(target.array());
+                }
+              });
+      assertThat(catchThrowable(reader::poll)).isInstanceOf(IOException.class);
+    }
+
+    assertThat(failure)
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining(id.toString())
+        .hasMessageContaining(ClientContext.format(cluster.addresses().get(0)))
+        .hasMessageContaining(
+            "subpartition 1 at byte offset "
+                + offset
+                + " of its data file "
+                + APP
+                + "/12/map-3-1.data")
+        .hasMessageContaining("CRC32C")
+        .hasMessageContaining("expected 0x")
+        .hasMessageContaining("actual 0x");
+    // everything before the corrupt block, nothing of it
+    ByteArrayOutputStream before = new ByteArrayOutputStream();
+    before.write(first);
+    before.write(second, 0, BLOCK);
+    assertThat(read.toByteArray()).isEqualTo(before.toByteArray());
+  }
+}
