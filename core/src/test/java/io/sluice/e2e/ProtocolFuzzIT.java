@@ -3,6 +3,8 @@ package io.sluice.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.MessageLite;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.sluice.client.push.MapOutputPusher;
 import io.sluice.client.read.PartitionReader;
 import io.sluice.client.read.ShuffleBatch;
@@ -32,8 +34,6 @@ import io.sluice.server.ShuffleServer;
 import io.sluice.testutil.RawConnection;
 import io.sluice.testutil.Records;
 import io.sluice.testutil.TestCluster;
-import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -366,66 +366,49 @@ class ProtocolFuzzIT {
     return RawConnection.frame(type, header, body);
   }
 
-  /** Batches with boundary values in their headers now and then. */
+  /** Sealed batches (current format), with boundary values in their headers now and then. */
   private static byte[] batches(Random random) {
-    ByteArrayOutputStream b = new ByteArrayOutputStream();
-    DataOutputStream d = new DataOutputStream(b);
+    ByteBuf b = Unpooled.buffer();
     int n = random.nextInt(4);
-    try {
-      for (int i = 0; i < n; i++) {
-        int length = random.nextInt(200);
-        d.writeInt(random.nextInt(10) == 0 ? value(random) : magicVersionFlags(random, true));
-        d.writeInt(value(random));
-        d.writeInt(value(random));
-        d.writeInt(value(random));
-        d.writeInt(random.nextInt(10) == 0 ? value(random) : length);
-        d.writeInt(random.nextInt());
-        byte[] payload = new byte[length];
-        random.nextBytes(payload);
-        d.write(payload);
-      }
-    } catch (IOException e) {
-      throw new AssertionError(e);
+    for (int i = 0; i < n; i++) {
+      byte[] payload = new byte[random.nextInt(200)];
+      random.nextBytes(payload);
+      int header = b.writerIndex();
+      BatchFormat.writeBatch(b, value(random), value(random), value(random), payload);
+      mutateHeader(random, b, header, BatchFormat.HEADER_SIZE);
     }
-    return b.toByteArray();
+    return bytes(b);
   }
 
-  /**
-   * The first four header bytes of a batch or block of this format (magic, version, flags), now and
-   * then with a wrong version or flag; checksums are random, so a server that verifies them refuses
-   * the body.
-   */
-  private static int magicVersionFlags(Random random, boolean batch) {
-    int magic = batch ? BatchFormat.MAGIC : MapBlockFormat.MAGIC;
-    int version = random.nextInt(8) == 0 ? random.nextInt(256) : 2;
-    int flags = random.nextInt(8) == 0 ? random.nextInt(256) : 0;
-    return magic << 16 | version << 8 | flags;
-  }
-
-  /** Map partition blocks with boundary values in their headers now and then. */
+  /** Sealed map partition blocks, with boundary values in their headers now and then. */
   private static byte[] blocks(Random random) {
-    ByteArrayOutputStream b = new ByteArrayOutputStream();
-    DataOutputStream d = new DataOutputStream(b);
+    ByteBuf b = Unpooled.buffer();
     int n = random.nextInt(4);
-    try {
-      for (int i = 0; i < n; i++) {
-        int length = random.nextInt(200);
-        byte[] header = new byte[MapBlockFormat.HEADER_SIZE];
-        ByteBuffer h = ByteBuffer.wrap(header);
-        h.putInt(random.nextInt(10) == 0 ? value(random) : magicVersionFlags(random, false));
-        h.putInt(value(random));
-        h.putInt(random.nextInt(3));
-        h.putInt(length);
-        h.putInt(random.nextInt(10) == 0 ? value(random) : length);
-        h.putInt(random.nextInt());
-        d.write(header);
-        byte[] payload = new byte[length];
-        random.nextBytes(payload);
-        d.write(payload);
-      }
-    } catch (IOException e) {
-      throw new AssertionError(e);
+    for (int i = 0; i < n; i++) {
+      byte[] payload = new byte[random.nextInt(200)];
+      random.nextBytes(payload);
+      int header = b.writerIndex();
+      MapBlockFormat.writeHeader(
+          b, value(random), random.nextInt(3), payload.length, payload.length);
+      b.writeBytes(payload);
+      MapBlockFormat.seal(b, header);
+      mutateHeader(random, b, header, MapBlockFormat.HEADER_SIZE);
     }
-    return b.toByteArray();
+    return bytes(b);
+  }
+
+  /** One time in ten, one int of the header becomes a boundary value. */
+  private static void mutateHeader(Random random, ByteBuf b, int header, int headerSize) {
+    if (random.nextInt(10) == 0) {
+      int field = random.nextInt(headerSize / 4);
+      b.setInt(header + 4 * field, BOUNDARIES[random.nextInt(BOUNDARIES.length)]);
+    }
+  }
+
+  private static byte[] bytes(ByteBuf b) {
+    byte[] out = new byte[b.readableBytes()];
+    b.readBytes(out);
+    b.release();
+    return out;
   }
 }
