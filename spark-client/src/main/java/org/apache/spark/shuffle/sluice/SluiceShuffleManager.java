@@ -47,6 +47,7 @@ public class SluiceShuffleManager extends SortShuffleManager {
 
   public SluiceShuffleManager(SparkConf conf, boolean isDriver) {
     super(conf);
+    SparkSluiceConf.checkCompatible(conf);
     this.conf = conf;
     this.isDriver = isDriver;
     this.sluiceConf = SparkSluiceConf.toSluiceConf(conf);

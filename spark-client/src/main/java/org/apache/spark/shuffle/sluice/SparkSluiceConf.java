@@ -30,6 +30,21 @@ public final class SparkSluiceConf {
    * {@code spark.shuffle.compress} is false and {@code spark.sluice.push.compression} is not set,
    * batches are not compressed either.
    */
+  /**
+   * Refuses settings that cannot work with Sluice as the shuffle manager.
+   *
+   * @throws IllegalArgumentException naming the setting and what to change
+   */
+  static void checkCompatible(SparkConf spark) {
+    if (spark.getBoolean("spark.shuffle.push.enabled", false)) {
+      throw new IllegalArgumentException(
+          "spark.shuffle.push.enabled=true (Spark's push-based shuffle to its external shuffle"
+              + " service) cannot be combined with Sluice as spark.shuffle.manager: Sluice already"
+              + " pushes map output to its servers, and Spark would try to push local shuffle"
+              + " files that do not exist. Set spark.shuffle.push.enabled=false.");
+    }
+  }
+
   public static SluiceConf toSluiceConf(SparkConf spark) {
     Map<String, String> values = new HashMap<>();
     for (Tuple2<String, String> e : spark.getAll()) {

@@ -33,6 +33,15 @@ class SparkSluiceConfTest {
   }
 
   @Test
+  void pushBasedShuffleIsRefusedNamingTheSetting() {
+    SparkConf spark = new SparkConf(false).set("spark.shuffle.push.enabled", "true");
+    assertThatThrownBy(() -> SparkSluiceConf.checkCompatible(spark))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("Set spark.shuffle.push.enabled=false");
+    SparkSluiceConf.checkCompatible(spark.set("spark.shuffle.push.enabled", "false"));
+  }
+
+  @Test
   void serverListParses() {
     List<ServerAddress> servers = ConfiguredServers.parse(" a:1, b.example:9290 ,");
     assertThat(servers).extracting(ServerAddress::getHost).containsExactly("a", "b.example");
