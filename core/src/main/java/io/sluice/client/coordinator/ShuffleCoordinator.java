@@ -548,6 +548,34 @@ public final class ShuffleCoordinator implements Closeable {
     }
   }
 
+  /**
+   * Deletes the files of another application, {@code earlierAppId}, on every server, without
+   * waiting: an earlier attempt of this application's driver whose data nobody will read. Best
+   * effort; what is not deleted expires with {@code sluice.app.timeout}.
+   */
+  public void releaseApplication(String earlierAppId) {
+    Ids.checkAppId(earlierAppId);
+    // connecting may wait on a server that is down: not on the caller's thread
+    run(() -> releaseNow(earlierAppId));
+  }
+
+  private void releaseNow(String earlierAppId) {
+    for (ServerAddress server : servers) {
+      context
+          .callAsync(server, ServerRequests.unregisterApplication(earlierAppId))
+          .whenComplete(
+              (m, e) -> {
+                if (m != null) {
+                  m.release();
+                  LOG.info(
+                      "Released the data of earlier driver attempt {} on {}",
+                      earlierAppId,
+                      ClientContext.format(server));
+                }
+              });
+    }
+  }
+
   /** Unregisters the application on every server (deleting its files) and stops the endpoint. */
   @Override
   public void close() {

@@ -82,12 +82,16 @@ public class SluiceShuffleManager extends SortShuffleManager {
       throw new IllegalStateException("shuffles are registered on the driver only");
     }
     if (coordinator == null) {
-      String appId = conf.getAppId();
+      DriverAttempt attempt = DriverAttempt.current(conf.getAppId());
+      String appId = attempt.appId();
       try {
         List<ServerAddress> servers = ServerDiscovery.fromConf(conf).servers(conf);
         coordinator =
             new ShuffleCoordinator(
                 appId, servers, clients.context(), SparkSluiceConf.driverBindAddress(conf));
+        for (String earlier : attempt.earlierAppIds()) {
+          coordinator.releaseApplication(earlier);
+        }
         LOG.info(
             "Sluice coordinator of {} listens on {}:{}; servers {}",
             appId,
