@@ -28,7 +28,6 @@ import io.sluice.server.storage.MapPartitionFile;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
 import io.sluice.server.storage.StorageUnavailableException;
-import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
@@ -243,7 +242,11 @@ final class MapPartitionRequests {
         : shuffle.releaseMapPartition(ref.getMapIndex(), ref.getAttempt());
   }
 
-  Message openStream(Channel channel, OpenMapStream h) throws IOException {
+  /**
+   * Opens a read stream; the answer is sent from an opener thread once the partition's index is
+   * read (never on the event loop). Returns null then, or an error answered at once.
+   */
+  Message openStream(Channel channel, OpenMapStream h) {
     MapPartitionFile file = existing(h.getPartition());
     CommittedMapPartition committed = file.committed();
     if (committed == null) {
@@ -252,8 +255,24 @@ final class MapPartitionRequests {
           Status.NOT_FOUND,
           file.key() + " is not committed on this server; its producer has not finished");
     }
-    MapReadStream stream =
-        streams.open(channel, committed, h.getStartSubpartition(), h.getEndSubpartition());
+    streams
+        .openAsync(channel, committed, h.getStartSubpartition(), h.getEndSubpartition())
+        .whenComplete((stream, error) -> channel.writeAndFlush(opened(h, file, stream, error)));
+    return null;
+  }
+
+  private Message opened(
+      OpenMapStream h, MapPartitionFile file, MapReadStream stream, Throwable error) {
+    if (error instanceof IllegalArgumentException) {
+      metrics.badRequests().mark();
+      return Messages.error(h.getRequestId(), Status.BAD_REQUEST, error.getMessage());
+    }
+    if (error != null) {
+      return Messages.error(
+          h.getRequestId(),
+          Status.NOT_FOUND,
+          "cannot read " + file.key() + ": " + error.getMessage());
+    }
     if (stream == null) {
       return Messages.error(
           h.getRequestId(),

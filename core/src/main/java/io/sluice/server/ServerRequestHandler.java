@@ -5,7 +5,6 @@ import io.netty.channel.DefaultFileRegion;
 import io.sluice.common.Ids;
 import io.sluice.network.Message;
 import io.sluice.network.RequestHandler;
-import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.MapRanges;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
@@ -40,7 +39,6 @@ import io.sluice.server.storage.CommittedSplitFile;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
 import io.sluice.server.storage.ShuffleShape;
-import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -136,15 +134,7 @@ final class ServerRequestHandler implements RequestHandler {
         }
       case OPEN_MAP_STREAM:
         {
-          OpenMapStream h = request.header(OpenMapStream.class);
-          try {
-            return mapPartitions.openStream(channel, h);
-          } catch (IOException e) {
-            return Messages.error(
-                h.getRequestId(),
-                Status.NOT_FOUND,
-                "cannot read " + MapPartitionId.of(h.getPartition()) + ": " + e.getMessage());
-          }
+          return mapPartitions.openStream(channel, request.header(OpenMapStream.class));
         }
       case READ_MAP_BUFFER:
         return mapPartitions.read(channel, request.header(ReadMapBuffer.class));

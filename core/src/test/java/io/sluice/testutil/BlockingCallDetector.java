@@ -57,6 +57,15 @@ public final class BlockingCallDetector implements AfterEachCallback {
           // on a disk, a peer or a lock held across IO
           .allowBlockingCallsInside(ThreadPoolExecutor.class.getName(), "execute")
           .allowBlockingCallsInside(ScheduledThreadPoolExecutor.class.getName(), "schedule")
+          // BlockHound knows java.io; file work through java.nio goes down to these natives
+          .markAsBlocking("sun.nio.fs.UnixNativeDispatcher", "open0", "(JII)I")
+          .markAsBlocking("sun.nio.fs.UnixNativeDispatcher", "unlink0", "(J)V")
+          .markAsBlocking("sun.nio.fs.UnixNativeDispatcher", "rmdir0", "(J)V")
+          .markAsBlocking("sun.nio.fs.UnixNativeDispatcher", "mkdir0", "(JI)V")
+          .markAsBlocking("sun.nio.fs.UnixNativeDispatcher", "rename0", "(JJ)V")
+          .markAsBlocking(
+              "sun.nio.ch.FileDispatcherImpl", "pread0", "(Ljava/io/FileDescriptor;JIJ)I")
+          .markAsBlocking("sun.nio.ch.FileDispatcherImpl", "force0", "(Ljava/io/FileDescriptor;Z)I")
           .nonBlockingThreadPredicate(p -> t -> EVENT_LOOP.matcher(t.getName()).matches())
           .blockingMethodCallback(
               m -> {

@@ -1,6 +1,7 @@
 package io.sluice.server.read;
 
 import io.netty.channel.Channel;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.server.ServerMetrics;
 import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.storage.CommittedMapPartition;
@@ -11,7 +12,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.LongSupplier;
 
 /**
@@ -25,6 +30,13 @@ public final class MapStreams implements Closeable {
   private final Map<DataDirectory, MapReadScheduler> schedulers = new HashMap<>();
   private final Map<Long, MapReadStream> streams = new ConcurrentHashMap<>();
   private final Map<Channel, Set<Long>> byChannel = new ConcurrentHashMap<>();
+
+  /**
+   * Opens streams: opening reads the partition's index from disk, which must not happen on an event
+   * loop. Two threads; the answers go out from them.
+   */
+  private final ExecutorService openers =
+      Executors.newFixedThreadPool(2, new DefaultThreadFactory("sluice-map-stream-open", true));
 
   public MapStreams(
       List<DataDirectory> dirs,
@@ -73,6 +85,28 @@ public final class MapStreams implements Closeable {
     streams.put(s.id(), s);
     open.add(s.id());
     return s;
+  }
+
+  /**
+   * {@link #open}, on the opener threads: completes with the stream, with null when the connection
+   * holds its maximum, or exceptionally as {@link #open} throws.
+   */
+  public CompletableFuture<MapReadStream> openAsync(
+      Channel channel, CommittedMapPartition file, int start, int end) {
+    CompletableFuture<MapReadStream> opened = new CompletableFuture<>();
+    try {
+      openers.execute(
+          () -> {
+            try {
+              opened.complete(open(channel, file, start, end));
+            } catch (IOException | RuntimeException e) {
+              opened.completeExceptionally(e);
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      opened.completeExceptionally(new IOException("the server is stopping", e));
+    }
+    return opened;
   }
 
   /**
@@ -134,6 +168,7 @@ public final class MapStreams implements Closeable {
 
   @Override
   public void close() {
+    openers.shutdownNow();
     for (MapReadScheduler s : schedulers.values()) {
       s.close();
     }

@@ -1,5 +1,6 @@
 package io.sluice.server.storage;
 
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.protocol.MapPartitionId;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ServerMetrics;
@@ -15,6 +16,10 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -49,6 +54,10 @@ public final class DataDirectories implements AutoCloseable {
   private final ServerMetrics metrics;
   private final ServerConf conf;
   private final AtomicInteger roundRobin = new AtomicInteger();
+
+  /** Deletes the directories of unregistered shuffles and applications: file work, off loops. */
+  private final ExecutorService deleter =
+      Executors.newSingleThreadExecutor(new DefaultThreadFactory("sluice-deleter", true));
 
   /**
    * Creates the directories if needed. A previous run's files stay until {@link
@@ -284,17 +293,36 @@ public final class DataDirectories implements AutoCloseable {
     }
   }
 
-  /** Deletes {@code <dir>/<appId>/<shuffleId>} in every directory. */
-  public void deleteShuffleDirs(String appId, int shuffleId) {
-    for (DataDirectory d : dirs) {
-      deleteTree(d.root().resolve(appId).resolve(Integer.toString(shuffleId)));
-    }
+  /**
+   * Deletes {@code <dir>/<appId>/<shuffleId>} in every directory, on the deleter thread (never on
+   * the caller's, which may be an event loop); completes when they are gone.
+   */
+  CompletableFuture<Void> deleteShuffleDirs(String appId, int shuffleId) {
+    return onDeleter(
+        () -> {
+          for (DataDirectory d : dirs) {
+            deleteTree(d.root().resolve(appId).resolve(Integer.toString(shuffleId)));
+          }
+        });
   }
 
-  /** Deletes {@code <dir>/<appId>} in every directory. */
-  public void deleteApplicationDirs(String appId) {
-    for (DataDirectory d : dirs) {
-      deleteTree(d.root().resolve(appId));
+  /** Deletes {@code <dir>/<appId>} in every directory, on the deleter thread. */
+  CompletableFuture<Void> deleteApplicationDirs(String appId) {
+    return onDeleter(
+        () -> {
+          for (DataDirectory d : dirs) {
+            deleteTree(d.root().resolve(appId));
+          }
+        });
+  }
+
+  /** Runs a deletion on the deleter thread; once it is shut down (the server stops), inline. */
+  private CompletableFuture<Void> onDeleter(Runnable deletion) {
+    try {
+      return CompletableFuture.runAsync(deletion, deleter);
+    } catch (RejectedExecutionException e) {
+      deletion.run();
+      return CompletableFuture.completedFuture(null);
     }
   }
 
@@ -347,6 +375,7 @@ public final class DataDirectories implements AutoCloseable {
 
   @Override
   public void close() {
+    deleter.shutdown();
     for (DataDirectory d : dirs) {
       d.close();
     }

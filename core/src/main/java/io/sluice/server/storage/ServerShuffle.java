@@ -419,7 +419,7 @@ public final class ServerShuffle {
       futures.add(m.discard());
     }
     return CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]))
-        .thenRun(() -> dirs.deleteShuffleDirs(appId, shuffleId));
+        .thenCompose(v -> dirs.deleteShuffleDirs(appId, shuffleId));
   }
 
   @Override

@@ -159,7 +159,7 @@ public final class ShuffleRegistry {
       futures.add(s.discard());
     }
     return CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]))
-        .thenRun(() -> dirs.deleteApplicationDirs(appId));
+        .thenCompose(v -> dirs.deleteApplicationDirs(appId));
   }
 
   /**
