@@ -111,6 +111,13 @@ public final class ServerConf {
           4096,
           "Open read streams one connection may hold; more are refused with BAD_REQUEST.");
 
+  public static final ConfigKey<Integer> MAX_OPEN_SPLITS =
+      ConfigKey.integer(
+          "sluice.server.maxOpenSplits",
+          32768,
+          "Splits being written at once on this server (each holds a file and a few KiB of heap);"
+              + " a push that would open one more is answered HARD_SPLIT and goes elsewhere.");
+
   public static final ConfigKey<Long> SHUTDOWN_TIMEOUT =
       ConfigKey.millis(
           "sluice.shutdown.timeout",
@@ -158,6 +165,7 @@ public final class ServerConf {
           APP_TIMEOUT,
           APP_EXPIRY_CHECK_INTERVAL,
           MAX_STREAMS_PER_CONNECTION,
+          MAX_OPEN_SPLITS,
           SHUTDOWN_TIMEOUT,
           MAP_WRITE_CREDITS,
           MAP_READ_BUFFER_SIZE,
@@ -182,6 +190,7 @@ public final class ServerConf {
   private final long appTimeoutMillis;
   private final long appExpiryCheckIntervalMillis;
   private final int maxStreamsPerConnection;
+  private final int maxOpenSplits;
   private final long shutdownTimeoutMillis;
   private final int mapWriteCredits;
   private final int mapReadBufferSize;
@@ -273,6 +282,10 @@ public final class ServerConf {
       throw new IllegalArgumentException(APP_EXPIRY_CHECK_INTERVAL + " must be positive");
     }
     this.maxStreamsPerConnection = conf.get(MAX_STREAMS_PER_CONNECTION);
+    this.maxOpenSplits = conf.get(MAX_OPEN_SPLITS);
+    if (maxOpenSplits < 1) {
+      throw new IllegalArgumentException(MAX_OPEN_SPLITS + " must be at least 1");
+    }
     this.shutdownTimeoutMillis = conf.get(SHUTDOWN_TIMEOUT);
     if (shutdownTimeoutMillis < 0) {
       throw new IllegalArgumentException(SHUTDOWN_TIMEOUT + " must not be negative");
@@ -377,6 +390,11 @@ public final class ServerConf {
 
   public int maxStreamsPerConnection() {
     return maxStreamsPerConnection;
+  }
+
+  /** Splits being written at once; more are refused (HARD_SPLIT). */
+  public int maxOpenSplits() {
+    return maxOpenSplits;
   }
 
   /** Longest a stop waits for the open splits to commit. */

@@ -316,6 +316,22 @@ class HostileRequestsIT {
   }
 
   @Test
+  void splitsBeyondTheServersMaximumGoElsewhere() throws Exception {
+    try (TestCluster small =
+        TestCluster.start(tmp.resolve("small"), 1, Map.of("sluice.server.maxOpenSplits", "2"))) {
+      ServerAddress s = small.addresses().get(0);
+      small.context().call(s, register(1, MAPS, PARTITIONS));
+      small.context().call(s, push(0, 0, 0));
+      small.context().call(s, push(1, 0, 0));
+      small.context().call(s, push(1, 0, 1)); // an open split takes more
+      assertThatThrownBy(() -> small.context().call(s, push(2, 0, 0)))
+          .isInstanceOfSatisfying(
+              StatusException.class, e -> assertThat(e.status()).isEqualTo(Status.HARD_SPLIT))
+          .hasMessageContaining("writing 2 splits, its maximum (sluice.server.maxOpenSplits)");
+    }
+  }
+
+  @Test
   void oversizedFramesCloseOnlyTheirConnection() throws Exception {
     int port = cluster.server(0).port();
     // a control frame over sluice.network.maxControlFrameSize (64k)

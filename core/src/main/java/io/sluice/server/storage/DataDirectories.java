@@ -98,7 +98,25 @@ public final class DataDirectories implements AutoCloseable {
    *
    * @throws StorageUnavailableException when every directory is failed or full
    */
+  /**
+   * A new split.
+   *
+   * @throws StorageUnavailableException when {@code sluice.server.maxOpenSplits} splits are being
+   *     written already (the push goes elsewhere, HARD_SPLIT)
+   */
   public ReducePartitionSplit newSplit(SplitKey key) {
+    int open = 0;
+    for (DataDirectory d : dirs) {
+      open += d.activeSplits();
+    }
+    if (open >= conf.maxOpenSplits()) {
+      throw new StorageUnavailableException(
+          "this server is writing "
+              + open
+              + " splits, its maximum (sluice.server.maxOpenSplits); "
+              + key
+              + " goes to another location");
+    }
     return new ReducePartitionSplit(key, pickFor(key), this, memory, metrics, conf);
   }
 
