@@ -111,12 +111,13 @@ public final class ServerConf {
           4096,
           "Open read streams one connection may hold; more are refused with BAD_REQUEST.");
 
-  public static final ConfigKey<Integer> MAX_OPEN_SPLITS =
+  public static final ConfigKey<Integer> MAX_OPEN_WRITERS =
       ConfigKey.integer(
-          "sluice.server.maxOpenSplits",
+          "sluice.server.maxOpenWriters",
           32768,
-          "Splits being written at once on this server (each holds a file and a few KiB of heap);"
-              + " a push that would open one more is answered HARD_SPLIT and goes elsewhere.");
+          "Splits and map partitions being written at once on this server (each holds files and"
+              + " a few KiB of heap); data that would open one more is answered HARD_SPLIT and goes"
+              + " elsewhere.");
 
   public static final ConfigKey<Long> SHUTDOWN_TIMEOUT =
       ConfigKey.millis(
@@ -165,7 +166,7 @@ public final class ServerConf {
           APP_TIMEOUT,
           APP_EXPIRY_CHECK_INTERVAL,
           MAX_STREAMS_PER_CONNECTION,
-          MAX_OPEN_SPLITS,
+          MAX_OPEN_WRITERS,
           SHUTDOWN_TIMEOUT,
           MAP_WRITE_CREDITS,
           MAP_READ_BUFFER_SIZE,
@@ -190,7 +191,7 @@ public final class ServerConf {
   private final long appTimeoutMillis;
   private final long appExpiryCheckIntervalMillis;
   private final int maxStreamsPerConnection;
-  private final int maxOpenSplits;
+  private final int maxOpenWriters;
   private final long shutdownTimeoutMillis;
   private final int mapWriteCredits;
   private final int mapReadBufferSize;
@@ -282,9 +283,9 @@ public final class ServerConf {
       throw new IllegalArgumentException(APP_EXPIRY_CHECK_INTERVAL + " must be positive");
     }
     this.maxStreamsPerConnection = conf.get(MAX_STREAMS_PER_CONNECTION);
-    this.maxOpenSplits = conf.get(MAX_OPEN_SPLITS);
-    if (maxOpenSplits < 1) {
-      throw new IllegalArgumentException(MAX_OPEN_SPLITS + " must be at least 1");
+    this.maxOpenWriters = conf.get(MAX_OPEN_WRITERS);
+    if (maxOpenWriters < 1) {
+      throw new IllegalArgumentException(MAX_OPEN_WRITERS + " must be at least 1");
     }
     this.shutdownTimeoutMillis = conf.get(SHUTDOWN_TIMEOUT);
     if (shutdownTimeoutMillis < 0) {
@@ -392,9 +393,9 @@ public final class ServerConf {
     return maxStreamsPerConnection;
   }
 
-  /** Splits being written at once; more are refused (HARD_SPLIT). */
-  public int maxOpenSplits() {
-    return maxOpenSplits;
+  /** Splits and map partitions being written at once; more are refused (HARD_SPLIT). */
+  public int maxOpenWriters() {
+    return maxOpenWriters;
   }
 
   /** Longest a stop waits for the open splits to commit. */

@@ -318,7 +318,7 @@ class HostileRequestsIT {
   @Test
   void splitsBeyondTheServersMaximumGoElsewhere() throws Exception {
     try (TestCluster small =
-        TestCluster.start(tmp.resolve("small"), 1, Map.of("sluice.server.maxOpenSplits", "2"))) {
+        TestCluster.start(tmp.resolve("small"), 1, Map.of("sluice.server.maxOpenWriters", "2"))) {
       ServerAddress s = small.addresses().get(0);
       small.context().call(s, register(1, MAPS, PARTITIONS));
       small.context().call(s, push(0, 0, 0));
@@ -327,8 +327,24 @@ class HostileRequestsIT {
       assertThatThrownBy(() -> small.context().call(s, push(2, 0, 0)))
           .isInstanceOfSatisfying(
               StatusException.class, e -> assertThat(e.status()).isEqualTo(Status.HARD_SPLIT))
-          .hasMessageContaining("writing 2 splits, its maximum (sluice.server.maxOpenSplits)");
+          .hasMessageContaining(
+              "writing 2 splits and map partitions, its maximum (sluice.server.maxOpenWriters)");
+      // a map partition counts too; one committed leaves room for the next
+      small.context().call(s, register(2, MAPS, 16));
+      small.context().call(s, commit(1));
+      small.context().call(s, regionStart(0, 16, 0));
+      small.context().call(s, regionStart(1, 16, 0));
+      assertThatThrownBy(() -> small.context().call(s, regionStart(2, 16, 0)))
+          .isInstanceOfSatisfying(
+              StatusException.class, e -> assertThat(e.status()).isEqualTo(Status.HARD_SPLIT))
+          .hasMessageContaining("sluice.server.maxOpenWriters");
     }
+  }
+
+  private static LongFunction<Message> commit(int shuffle) {
+    return request(
+        MessageType.COMMIT_SHUFFLE,
+        CommitShuffle.newBuilder().setAppId(APP).setShuffleId(shuffle).build());
   }
 
   @Test

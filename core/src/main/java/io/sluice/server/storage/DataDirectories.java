@@ -55,6 +55,9 @@ public final class DataDirectories implements AutoCloseable {
   private final ServerConf conf;
   private final AtomicInteger roundRobin = new AtomicInteger();
 
+  /** Map partitions created here and not yet committed or dropped. */
+  private final AtomicInteger openMapPartitions = new AtomicInteger();
+
   /** Deletes the directories of unregistered shuffles and applications: file work, off loops. */
   private final ExecutorService deleter =
       Executors.newSingleThreadExecutor(new DefaultThreadFactory("sluice-deleter", true));
@@ -101,23 +104,32 @@ public final class DataDirectories implements AutoCloseable {
   /**
    * A new split.
    *
-   * @throws StorageUnavailableException when {@code sluice.server.maxOpenSplits} splits are being
-   *     written already (the push goes elsewhere, HARD_SPLIT)
+   * @throws StorageUnavailableException when {@code sluice.server.maxOpenWriters} splits and map
+   *     partitions are being written already (the push goes elsewhere, HARD_SPLIT)
    */
   public ReducePartitionSplit newSplit(SplitKey key) {
-    int open = 0;
+    checkWriterRoom(key.toString());
+    return new ReducePartitionSplit(key, pickFor(key), this, memory, metrics, conf);
+  }
+
+  private void checkWriterRoom(String what) {
+    int open = openMapPartitions.get();
     for (DataDirectory d : dirs) {
       open += d.activeSplits();
     }
-    if (open >= conf.maxOpenSplits()) {
+    if (open >= conf.maxOpenWriters()) {
       throw new StorageUnavailableException(
           "this server is writing "
               + open
-              + " splits, its maximum (sluice.server.maxOpenSplits); "
-              + key
+              + " splits and map partitions, its maximum (sluice.server.maxOpenWriters); "
+              + what
               + " goes to another location");
     }
-    return new ReducePartitionSplit(key, pickFor(key), this, memory, metrics, conf);
+  }
+
+  /** A map partition created by {@link #newMapPartition} is committed or dropped. */
+  void mapPartitionWritten() {
+    openMapPartitions.decrementAndGet();
   }
 
   /**
@@ -126,8 +138,12 @@ public final class DataDirectories implements AutoCloseable {
    * @throws StorageUnavailableException when every directory is failed or full
    */
   MapPartitionFile newMapPartition(MapPartitionId key, int numSubpartitions) {
-    return new MapPartitionFile(
-        key, numSubpartitions, pickFor(key), this, memory, metrics, conf.commitFsync());
+    checkWriterRoom(key.toString());
+    MapPartitionFile file =
+        new MapPartitionFile(
+            key, numSubpartitions, pickFor(key), this, memory, metrics, conf.commitFsync());
+    openMapPartitions.incrementAndGet();
+    return file;
   }
 
   /** Restart: serves a map partition committed before the server stopped. */

@@ -358,6 +358,7 @@ public final class MapPartitionFile {
       state = State.COMMITTED;
       committed = c;
     }
+    dirs.mapPartitionWritten();
     return c;
   }
 
@@ -465,6 +466,9 @@ public final class MapPartitionFile {
     synchronized (this) {
       if (state == State.DISCARDED) {
         return CompletableFuture.completedFuture(null);
+      }
+      if (state != State.COMMITTED) {
+        dirs.mapPartitionWritten(); // it was being written: one writer less
       }
       state = State.DISCARDED;
       c = committed;
