@@ -75,9 +75,11 @@ public final class ReadGate {
   }
 
   private static void update(Channel channel, int reason, boolean pause) {
-    AtomicInteger reasons = channel.attr(REASONS).setIfAbsent(new AtomicInteger());
+    AtomicInteger reasons = channel.attr(REASONS).get();
     if (reasons == null) {
-      reasons = channel.attr(REASONS).get();
+      AtomicInteger created = new AtomicInteger();
+      AtomicInteger raced = channel.attr(REASONS).setIfAbsent(created);
+      reasons = raced == null ? created : raced;
     }
     int before;
     int after;

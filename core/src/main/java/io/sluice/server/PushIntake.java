@@ -71,7 +71,6 @@ final class PushIntake {
   }
 
   private Outcome tryAccept(PushData h, ByteBuf body, long reserved) {
-    String split = Ids.split(h.getAppId(), h.getShuffleId(), h.getPartitionId(), h.getEpoch());
     ServerShuffle shuffle = registry.get(h.getAppId(), h.getShuffleId());
     if (shuffle == null) {
       return new Outcome(
@@ -89,7 +88,7 @@ final class PushIntake {
       problem = BatchFormat.check(body, (m, a, b, l) -> {}, shape.numMaps());
     }
     if (problem != null) {
-      return bad("malformed push for " + split + ": " + problem);
+      return bad("malformed push for " + split(h) + ": " + problem);
     }
     if (verifyOnPush) {
       problem = BatchFormat.checksumProblems(body);
@@ -97,7 +96,7 @@ final class PushIntake {
         metrics.checksumFailures().inc();
         return bad(
             "corrupt push for "
-                + split
+                + split(h)
                 + ": "
                 + problem
                 + " (sluice.integrity.verifyOnPush); the data changed between the map task and"
@@ -108,7 +107,7 @@ final class PushIntake {
     if (reserved != bytes) {
       // the body arrived whole while the budget was full: the decoder could not reserve it
       metrics.pushesCongested().mark();
-      return new Outcome(Status.CONGESTED, memory.congestedMessage(split));
+      return new Outcome(Status.CONGESTED, memory.congestedMessage(split(h)));
     }
     ReducePartitionSplit target;
     try {
@@ -138,6 +137,11 @@ final class PushIntake {
                 + " takes no more data (a write failed, it was dropped or the server is"
                 + " stopping); push to a new location");
     }
+  }
+
+  /** The split a push names, for its error messages (built only when one is needed). */
+  private static String split(PushData h) {
+    return Ids.split(h.getAppId(), h.getShuffleId(), h.getPartitionId(), h.getEpoch());
   }
 
   private Outcome bad(String message) {

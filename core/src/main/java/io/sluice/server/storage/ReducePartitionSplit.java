@@ -142,7 +142,7 @@ public final class ReducePartitionSplit {
     if (state == State.DISCARDED || failure != null || movedOff) {
       return Status.HARD_SPLIT;
     }
-    BatchFormat.check(body, (mapIndex, attempt, batchId, length) -> mapIndexes.add(mapIndex));
+    BatchFormat.forEachMapIndex(body, mapIndexes::add); // the intake checked the body
     pending.add(body);
     pendingBytes += body.readableBytes();
     acceptedBytes += body.readableBytes();
