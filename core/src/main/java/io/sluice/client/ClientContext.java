@@ -118,13 +118,9 @@ public final class ClientContext implements Closeable {
    * with an {@link IOException} naming the server when it cannot be reached or does not answer.
    */
   public CompletableFuture<Message> callAsync(ServerAddress server, LongFunction<Message> request) {
-    TransportClient client;
-    try {
-      client = connection(server);
-    } catch (IOException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    return callAsync(client, request);
+    // Never blocks, not even to connect: callers chain this from response callbacks on event loops.
+    return pool.getAsync(server.getHost(), server.getPort())
+        .thenCompose(client -> callAsync(client, request));
   }
 
   /**
@@ -134,6 +130,11 @@ public final class ClientContext implements Closeable {
    */
   public TransportClient pushConnection(ServerAddress server) throws IOException {
     return pushPool.get(server.getHost(), server.getPort());
+  }
+
+  /** Like {@link #pushConnection} without waiting for a connect. */
+  public CompletableFuture<TransportClient> pushConnectionAsync(ServerAddress server) {
+    return pushPool.getAsync(server.getHost(), server.getPort());
   }
 
   /** A pooled connection to {@code server}, for requests that must share one (read streams). */

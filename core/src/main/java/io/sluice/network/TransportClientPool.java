@@ -13,10 +13,15 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.util.AttributeKey;
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,13 +37,10 @@ public final class TransportClientPool implements Closeable {
   private final NetworkConf conf;
   private final EventLoopGroup group;
   private final Bootstrap bootstrap;
-  private final Map<String, TransportClient[]> clients = new ConcurrentHashMap<>();
 
-  /**
-   * One lock per server: a connect to a host that does not answer waits up to {@code
-   * sluice.network.connectTimeout}, and holds up only other connects to that same host.
-   */
-  private final Map<String, Object> connectLocks = new ConcurrentHashMap<>();
+  /** Per server, its connection slots: each a connect under way or done. */
+  private final Map<String, CompletableFuture<TransportClient>[]> clients =
+      new ConcurrentHashMap<>();
 
   public TransportClientPool(String name, NetworkConf conf, MessageSchema schema) {
     this.conf = conf;
@@ -65,72 +67,122 @@ public final class TransportClientPool implements Closeable {
   }
 
   /**
-   * A connection to {@code host:port}, opened if needed.
+   * A connection to {@code host:port}, opened if needed; waits up to {@code
+   * sluice.network.connectTimeout} for a new one. Callers on an event loop or a callback use {@link
+   * #getAsync}.
    *
    * @throws IOException naming the server when it cannot be reached
    */
   public TransportClient get(String host, int port) throws IOException {
-    String key = host + ":" + port;
-    TransportClient[] slots =
-        clients.computeIfAbsent(key, k -> new TransportClient[conf.connectionsPerServer()]);
-    int index = ThreadLocalRandom.current().nextInt(slots.length);
-    TransportClient client = slots[index];
-    if (client != null && client.isActive()) {
-      return client;
-    }
-    synchronized (connectLocks.computeIfAbsent(key, k -> new Object())) {
-      client = slots[index];
-      if (client != null && client.isActive()) {
-        return client;
-      }
-      client = connect(host, port, key);
-      slots[index] = client;
-      return client;
+    CompletableFuture<TransportClient> connection = getAsync(host, port);
+    try {
+      return connection.get(conf.connectTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      throw cause instanceof IOException
+          ? (IOException) cause
+          : new IOException("Cannot connect to Sluice server " + host + ":" + port, cause);
+    } catch (TimeoutException e) {
+      throw new IOException(
+          "Cannot connect to Sluice server " + host + ":" + port + ": timed out", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("Interrupted connecting to Sluice server " + host + ":" + port, e);
     }
   }
 
-  private TransportClient connect(String host, int port, String key) throws IOException {
-    ChannelFuture future = bootstrap.connect(host, port);
-    if (!future.awaitUninterruptibly(conf.connectTimeoutMillis() + 1000, TimeUnit.MILLISECONDS)
-        || !future.isSuccess()) {
-      future.cancel(false);
-      Throwable cause = future.cause();
-      throw new IOException(
-          "Cannot connect to Sluice server "
-              + key
-              + (cause == null ? ": timed out" : ": " + cause.getMessage()),
-          cause);
+  /**
+   * A connection to {@code host:port}, never blocking: an open one, the connect already under way
+   * for this slot (callers share it, so a host that does not answer costs one connect attempt, not
+   * one per caller), or a new connect. The future fails with an {@link IOException} naming the
+   * server.
+   */
+  public CompletableFuture<TransportClient> getAsync(String host, int port) {
+    String key = host + ":" + port;
+    @SuppressWarnings("unchecked")
+    CompletableFuture<TransportClient>[] slots =
+        clients.computeIfAbsent(key, k -> new CompletableFuture[conf.connectionsPerServer()]);
+    int index = ThreadLocalRandom.current().nextInt(slots.length);
+    synchronized (slots) {
+      CompletableFuture<TransportClient> slot = slots[index];
+      if (slot == null || !usable(slot)) {
+        slot = connect(host, port, key);
+        slots[index] = slot;
+      }
+      return slot;
     }
-    Channel channel = future.channel();
-    TransportClient client = new TransportClient(channel, key, conf.requestTimeoutMillis());
-    channel.attr(CLIENT).set(client);
-    return client;
+  }
+
+  /** Connecting, or connected and still open. */
+  private static boolean usable(CompletableFuture<TransportClient> slot) {
+    if (!slot.isDone()) {
+      return true;
+    }
+    TransportClient client = connected(slot);
+    return client != null && client.isActive();
+  }
+
+  /** The client a slot connected, or null while connecting or when the connect failed. */
+  private static TransportClient connected(CompletableFuture<TransportClient> slot) {
+    return slot.isDone() && !slot.isCompletedExceptionally() ? slot.join() : null;
+  }
+
+  private CompletableFuture<TransportClient> connect(String host, int port, String key) {
+    CompletableFuture<TransportClient> result = new CompletableFuture<>();
+    // CONNECT_TIMEOUT_MILLIS bounds the attempt: Netty fails the future when it passes.
+    bootstrap
+        .connect(host, port)
+        .addListener(
+            (ChannelFuture future) -> {
+              if (future.isSuccess()) {
+                Channel channel = future.channel();
+                TransportClient client =
+                    new TransportClient(channel, key, conf.requestTimeoutMillis());
+                channel.attr(CLIENT).set(client);
+                result.complete(client);
+              } else {
+                Throwable cause = future.cause();
+                result.completeExceptionally(
+                    new IOException(
+                        "Cannot connect to Sluice server "
+                            + key
+                            + (cause == null ? ": cancelled" : ": " + cause.getMessage()),
+                        cause));
+              }
+            });
+    return result;
+  }
+
+  /** Every open connection, for upkeep. */
+  private Iterable<TransportClient> openClients() {
+    List<TransportClient> open = new ArrayList<>();
+    for (CompletableFuture<TransportClient>[] slots : clients.values()) {
+      for (CompletableFuture<TransportClient> slot : slots) {
+        TransportClient client = slot == null ? null : connected(slot);
+        if (client != null) {
+          open.add(client);
+        }
+      }
+    }
+    return open;
   }
 
   private void sweep() {
     long now = System.nanoTime();
     long idleNanos = TimeUnit.MILLISECONDS.toNanos(conf.idleTimeoutMillis());
-    for (TransportClient[] slots : clients.values()) {
-      for (TransportClient client : slots) {
-        if (client != null) {
-          client.expireTimedOut(now);
-          if (client.isActive() && client.isIdle(now, idleNanos)) {
-            LOG.debug("Closing idle connection to {}", client.server());
-            client.close();
-          }
-        }
+    for (TransportClient client : openClients()) {
+      client.expireTimedOut(now);
+      if (client.isActive() && client.isIdle(now, idleNanos)) {
+        LOG.debug("Closing idle connection to {}", client.server());
+        client.close();
       }
     }
   }
 
   @Override
   public void close() {
-    for (TransportClient[] slots : clients.values()) {
-      for (TransportClient client : slots) {
-        if (client != null) {
-          client.close();
-        }
-      }
+    for (TransportClient client : openClients()) {
+      client.close();
     }
     clients.clear();
     group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);

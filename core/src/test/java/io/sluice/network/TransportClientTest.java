@@ -2,11 +2,14 @@ package io.sluice.network;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.netty.channel.EventLoopGroup;
+import io.sluice.client.ClientContext;
 import io.sluice.common.SluiceConf;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.SluiceProtocol;
 import io.sluice.protocol.proto.Heartbeat;
+import io.sluice.protocol.proto.ServerAddress;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -80,6 +83,39 @@ class TransportClientTest {
           org.junit.jupiter.api.Assertions.assertThrows(
               IOException.class, () -> pool.get("127.0.0.1", port));
       assertThat(e).hasMessageContaining("Cannot connect to Sluice server 127.0.0.1:" + port);
+    }
+  }
+
+  /**
+   * A request chained from a response callback runs on an event loop; opening its connection there
+   * must not wait (a commit's next page once did, and the blocking-call detector caught it).
+   */
+  @Test
+  void requestsSentFromAnEventLoopConnectWithoutWaiting() throws Exception {
+    SluiceConf conf = SluiceConf.of(Map.of("sluice.network.ioThreads", "1"));
+    EventLoopGroup loop = Transports.newEventLoopGroup(new NetworkConf(conf), 1, "probe-client");
+    try (ServerSocket server = new ServerSocket(0);
+        ClientContext context = new ClientContext(conf)) {
+      ServerAddress address = ClientContext.address("127.0.0.1", server.getLocalPort());
+      CompletableFuture<Message> f =
+          CompletableFuture.supplyAsync(
+                  () ->
+                      context.callAsync(
+                          address,
+                          id ->
+                              Messages.request(
+                                  MessageType.HEARTBEAT,
+                                  Heartbeat.newBuilder().setRequestId(id).setAppId("a").build(),
+                                  id)),
+                  loop)
+              .thenCompose(request -> request);
+      try (Socket accepted = server.accept()) {
+        // the request reached the server: the connect completed without the loop waiting for it
+        assertThat(accepted.getInputStream().read()).isNotEqualTo(-1);
+      }
+      assertThat(causeOf(f)).isInstanceOf(IOException.class);
+    } finally {
+      loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
     }
   }
 

@@ -271,13 +271,13 @@ public final class MapOutputPusher implements Closeable {
     if (c != null && c.isActive()) {
       return CompletableFuture.completedFuture(c);
     }
-    try {
-      c = context.pushConnection(server);
-    } catch (IOException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    connections.put(server, c);
-    return CompletableFuture.completedFuture(c);
+    return context
+        .pushConnectionAsync(server)
+        .thenApply(
+            opened -> {
+              connections.put(server, opened);
+              return opened;
+            });
   }
 
   private void send(PendingPush push) {
