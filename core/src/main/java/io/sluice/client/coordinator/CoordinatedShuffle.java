@@ -41,6 +41,8 @@ final class CoordinatedShuffle {
   private PartitionLocations current;
   private final int[] winningAttempts;
   private final Set<ServerAddress> serversWithWinningData = new HashSet<>();
+  // the integrity records of ended attempts (has its own lock)
+  private final MapRecordStore records;
   private int completedMaps;
   private final CompletableFuture<ShuffleCommit> committed = new CompletableFuture<>();
   private boolean commitStarted;
@@ -57,6 +59,7 @@ final class CoordinatedShuffle {
     this.numMaps = numMaps;
     this.placement = placement;
     this.winningAttempts = new int[numMaps];
+    this.records = new MapRecordStore(numMaps);
     Arrays.fill(winningAttempts, -1);
   }
 
@@ -196,6 +199,11 @@ final class CoordinatedShuffle {
     return serversWithWinningData.contains(server);
   }
 
+  /** The integrity records of the shuffle's ended map attempts. */
+  MapRecordStore records() {
+    return records;
+  }
+
   synchronized int[] winningAttempts() {
     return winningAttempts.clone();
   }
@@ -209,6 +217,7 @@ final class CoordinatedShuffle {
    * failed server.
    */
   void completeCommit(List<CommittedSplit> splits, BitSet lost, String lostReason) {
-    committed.complete(new ShuffleCommit(numMaps, winningAttempts(), splits, lost, lostReason));
+    committed.complete(
+        new ShuffleCommit(numMaps, winningAttempts(), splits, lost, lostReason, records));
   }
 }

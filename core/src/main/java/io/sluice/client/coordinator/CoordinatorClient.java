@@ -5,6 +5,7 @@ import io.sluice.client.PartitionLocations;
 import io.sluice.network.Message;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
+import io.sluice.protocol.PartitionRecords;
 import io.sluice.protocol.SplitPages;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.CommittedShuffle;
@@ -12,6 +13,8 @@ import io.sluice.protocol.proto.GetCommittedSplits;
 import io.sluice.protocol.proto.GetShuffleLocations;
 import io.sluice.protocol.proto.MapperEnd;
 import io.sluice.protocol.proto.PartitionLocation;
+import io.sluice.protocol.proto.PartitionRecordList;
+import io.sluice.protocol.proto.RecordCursor;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.RevivePartition;
 import io.sluice.protocol.proto.ServerAddress;
@@ -100,8 +103,53 @@ public final class CoordinatorClient {
   }
 
   /**
-   * Reports that a map attempt pushed all its data, to the servers listed. The first attempt to
-   * report wins.
+   * The most records one MapperEnd carries (at most 28 bytes each on the wire, so a page stays far
+   * below the coordinator's 1 MiB request bound); an attempt with more sends them in several.
+   */
+  static final int MAX_RECORDS_PER_MAPPER_END = 16_384;
+
+  /**
+   * Reports that a map attempt pushed all its data, to the servers listed, and what the servers
+   * acknowledged of it per partition ({@link PartitionRecords}), which readers compare with what
+   * they read. The records go in pages of at most {@link #MAX_RECORDS_PER_MAPPER_END}, the last one
+   * ending the map. The first attempt to report wins.
+   */
+  public void mapperEnd(
+      int shuffleId,
+      int mapIndex,
+      int attempt,
+      Collection<ServerAddress> serversWritten,
+      PartitionRecords records)
+      throws IOException, StatusException {
+    int from = 0;
+    do {
+      int to = Math.min(records.size(), from + MAX_RECORDS_PER_MAPPER_END);
+      boolean more = to < records.size();
+      PartitionRecordList page = records.encode(from, to);
+      ask(
+          "the end of map " + mapIndex + " attempt " + attempt + " of shuffle " + shuffleId,
+          id ->
+              Messages.request(
+                  MessageType.MAPPER_END,
+                  MapperEnd.newBuilder()
+                      .setRequestId(id)
+                      .setShuffleId(shuffleId)
+                      .setMapIndex(mapIndex)
+                      .setAttempt(attempt)
+                      .addAllServersWritten(serversWritten)
+                      .setWithRecords(true)
+                      .setRecords(page)
+                      .setMoreRecords(more)
+                      .build(),
+                  id));
+      from = to;
+    } while (from < records.size());
+  }
+
+  /**
+   * Reports that a map attempt pushed all its data, to the servers listed, without records: readers
+   * do not compare what they read of it (a writer that does not count what it pushed). The first
+   * attempt to report wins.
    */
   public void mapperEnd(
       int shuffleId, int mapIndex, int attempt, Collection<ServerAddress> serversWritten)
@@ -148,17 +196,38 @@ public final class CoordinatorClient {
   public CommittedShuffle committedSplits(
       int shuffleId, int startPartition, int endPartition, boolean commitNow)
       throws IOException, StatusException {
-    CommittedShuffle first =
-        committedPage(shuffleId, startPartition, endPartition, commitNow, null);
-    if (!first.hasNext()) {
+    return committedSplits(
+        shuffleId, startPartition, endPartition, commitNow, 0, Integer.MAX_VALUE);
+  }
+
+  /**
+   * Like {@link #committedSplits(int, int, int, boolean)}, with the records ({@link
+   * CommittedShuffle#getMapRecordsList}) of maps [startMapIndex, endMapIndex) only: a reader of
+   * some maps (a skew split) gets no records of the others.
+   */
+  public CommittedShuffle committedSplits(
+      int shuffleId,
+      int startPartition,
+      int endPartition,
+      boolean commitNow,
+      int startMapIndex,
+      int endMapIndex)
+      throws IOException, StatusException {
+    Range range = new Range(shuffleId, startPartition, endPartition, startMapIndex, endMapIndex);
+    CommittedShuffle first = committedPage(range, commitNow, null, null);
+    if (!first.hasNext() && !first.hasRecordsNext()) {
       return first;
     }
-    CommittedShuffle.Builder all = first.toBuilder().clearNext();
-    SplitCursor next = first.getNext();
-    while (next != null) {
-      CommittedShuffle page = committedPage(shuffleId, startPartition, endPartition, false, next);
+    CommittedShuffle.Builder all = first.toBuilder().clearNext().clearRecordsNext();
+    SplitCursor next = first.hasNext() ? first.getNext() : null;
+    RecordCursor recordsNext = first.hasRecordsNext() ? first.getRecordsNext() : null;
+    while (next != null || recordsNext != null) {
+      CommittedShuffle page = committedPage(range, false, next, recordsNext);
       all.addAllSplits(page.getSplitsList());
-      if (page.hasNext() && SplitPages.key(page.getNext()) <= SplitPages.key(next)) {
+      all.addAllMapRecords(page.getMapRecordsList());
+      if (page.hasNext() && (next == null || SplitPages.key(page.getNext()) <= SplitPages.key(next))
+          || page.hasRecordsNext()
+              && (recordsNext == null || !after(page.getRecordsNext(), recordsNext))) {
         throw new StatusException(
             Status.INTERNAL_ERROR,
             "the coordinator's answer for shuffle "
@@ -167,14 +236,42 @@ public final class CoordinatorClient {
                 + startPartition
                 + ", "
                 + endPartition
-                + ") did not advance past partition "
-                + next.getPartitionId()
-                + " epoch "
-                + next.getEpoch());
+                + ") did not advance past "
+                + (next != null
+                    ? "partition " + next.getPartitionId() + " epoch " + next.getEpoch()
+                    : "the records of map " + recordsNext.getMapIndex()));
       }
       next = page.hasNext() ? page.getNext() : null;
+      recordsNext = page.hasRecordsNext() ? page.getRecordsNext() : null;
     }
     return all.build();
+  }
+
+  private static boolean after(RecordCursor a, RecordCursor b) {
+    if (a.getMapIndex() != b.getMapIndex()) {
+      return a.getMapIndex() > b.getMapIndex();
+    }
+    if (a.getAttempt() != b.getAttempt()) {
+      return a.getAttempt() > b.getAttempt();
+    }
+    return a.getPartitionId() > b.getPartitionId();
+  }
+
+  /** What a reader asks the commit for. */
+  private static final class Range {
+    final int shuffleId;
+    final int startPartition;
+    final int endPartition;
+    final int startMapIndex;
+    final int endMapIndex;
+
+    Range(int shuffleId, int startPartition, int endPartition, int startMap, int endMap) {
+      this.shuffleId = shuffleId;
+      this.startPartition = startPartition;
+      this.endPartition = endPartition;
+      this.startMapIndex = Math.max(0, startMap);
+      this.endMapIndex = Math.max(this.startMapIndex, endMap);
+    }
   }
 
   /**
@@ -183,22 +280,22 @@ public final class CoordinatorClient {
    * that its own error, naming the coordinator, comes only when the coordinator does not answer.
    */
   private CommittedShuffle committedPage(
-      int shuffleId, int startPartition, int endPartition, boolean commitNow, SplitCursor resume)
+      Range range, boolean commitNow, SplitCursor resume, RecordCursor recordsResume)
       throws IOException, StatusException {
     long waitMillis =
         context.conf().commitTimeoutMillis() + context.networkConf().requestTimeoutMillis();
     try {
-      return answerPage(shuffleId, startPartition, endPartition, commitNow, resume, waitMillis);
+      return answerPage(range, commitNow, resume, recordsResume, waitMillis);
     } catch (IOException e) {
       throw new IOException(
           "The coordinator at "
               + ClientContext.format(coordinator)
               + " gave no answer for the commit of shuffle "
-              + shuffleId
+              + range.shuffleId
               + " partitions ["
-              + startPartition
+              + range.startPartition
               + ", "
-              + endPartition
+              + range.endPartition
               + ") within "
               + waitMillis
               + " ms (sluice.coordinator.commitTimeout plus sluice.network.requestTimeout): "
@@ -208,11 +305,10 @@ public final class CoordinatorClient {
   }
 
   private CommittedShuffle answerPage(
-      int shuffleId,
-      int startPartition,
-      int endPartition,
+      Range range,
       boolean commitNow,
       SplitCursor resume,
+      RecordCursor recordsResume,
       long waitMillis)
       throws IOException, StatusException {
     return context
@@ -222,12 +318,17 @@ public final class CoordinatorClient {
               GetCommittedSplits.Builder request =
                   GetCommittedSplits.newBuilder()
                       .setRequestId(id)
-                      .setShuffleId(shuffleId)
-                      .setStartPartition(startPartition)
-                      .setEndPartition(endPartition)
-                      .setCommit(commitNow);
+                      .setShuffleId(range.shuffleId)
+                      .setStartPartition(range.startPartition)
+                      .setEndPartition(range.endPartition)
+                      .setCommit(commitNow)
+                      .setStartMapIndex(range.startMapIndex)
+                      .setEndMapIndex(range.endMapIndex);
               if (resume != null) {
                 request.setResume(resume);
+              }
+              if (recordsResume != null) {
+                request.setRecordsResume(recordsResume);
               }
               return Messages.request(MessageType.GET_COMMITTED_SPLITS, request.build(), id);
             },

@@ -5,6 +5,7 @@ import io.sluice.network.Message;
 import io.sluice.network.RequestHandler;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
+import io.sluice.protocol.PartitionRecords;
 import io.sluice.protocol.SplitPages;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.CommittedShuffle;
@@ -12,6 +13,7 @@ import io.sluice.protocol.proto.GetCommittedSplits;
 import io.sluice.protocol.proto.GetShuffleLocations;
 import io.sluice.protocol.proto.MapperEnd;
 import io.sluice.protocol.proto.PartitionLocation;
+import io.sluice.protocol.proto.RecordCursor;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.RevivePartition;
 import io.sluice.protocol.proto.SplitCursor;
@@ -66,7 +68,15 @@ final class CoordinatorRequestHandler implements RequestHandler {
           {
             MapperEnd h = request.header(MapperEnd.class);
             coordinator.mapperEnd(
-                h.getShuffleId(), h.getMapIndex(), h.getAttempt(), h.getServersWrittenList());
+                h.getShuffleId(),
+                h.getMapIndex(),
+                h.getAttempt(),
+                h.getServersWrittenList(),
+                h.getWithRecords()
+                    ? PartitionRecords.decode(
+                        h.getRecords(), "map " + h.getMapIndex() + " attempt " + h.getAttempt())
+                    : null,
+                h.getWithRecords() && h.getMoreRecords());
             channel.writeAndFlush(Messages.ok(id));
             return;
           }
@@ -109,6 +119,9 @@ final class CoordinatorRequestHandler implements RequestHandler {
           "invalid partition range [" + start + ", " + end + ") for shuffle " + h.getShuffleId());
     }
     SplitCursor resume = h.hasResume() ? h.getResume() : null;
+    RecordCursor recordsResume = h.hasRecordsResume() ? h.getRecordsResume() : null;
+    int startMap = Math.max(0, h.getStartMapIndex());
+    int endMap = h.getEndMapIndex() == 0 ? Integer.MAX_VALUE : h.getEndMapIndex();
     CompletableFuture<ShuffleCommit> committed =
         coordinator.awaitCommit(h.getShuffleId(), start, end, h.getCommit());
     committed.whenComplete(
@@ -126,7 +139,9 @@ final class CoordinatorRequestHandler implements RequestHandler {
           }
           CommittedShuffle page;
           try {
-            page = commit.answer(start, end, resume, SplitPages.MAX_PAGE_BYTES);
+            page =
+                commit.answer(
+                    start, end, startMap, endMap, resume, recordsResume, SplitPages.MAX_PAGE_BYTES);
           } catch (IllegalArgumentException e) {
             channel.writeAndFlush(
                 Messages.error(

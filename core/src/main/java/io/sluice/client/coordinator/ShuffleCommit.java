@@ -4,6 +4,7 @@ import io.sluice.protocol.IndexRanges;
 import io.sluice.protocol.SplitPages;
 import io.sluice.protocol.proto.CommittedShuffle;
 import io.sluice.protocol.proto.CommittedSplit;
+import io.sluice.protocol.proto.RecordCursor;
 import io.sluice.protocol.proto.SplitCursor;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -31,6 +32,7 @@ public final class ShuffleCommit {
   private final List<CommittedSplit> splits;
   private final BitSet lost;
   private final String lostReason;
+  private final MapRecordStore records;
 
   ShuffleCommit(
       int numMaps,
@@ -38,6 +40,18 @@ public final class ShuffleCommit {
       List<CommittedSplit> splits,
       BitSet lost,
       String lostReason) {
+    this(numMaps, winningAttempts, splits, lost, lostReason, new MapRecordStore(numMaps));
+  }
+
+  /** A commit whose readers also get the maps' integrity records from {@code records}. */
+  ShuffleCommit(
+      int numMaps,
+      int[] winningAttempts,
+      List<CommittedSplit> splits,
+      BitSet lost,
+      String lostReason,
+      MapRecordStore records) {
+    this.records = records;
     this.numMaps = numMaps;
     this.winningAttempts = winningAttempts.clone();
     List<CommittedSplit> sorted = new ArrayList<>(splits);
@@ -79,6 +93,25 @@ public final class ShuffleCommit {
    * @throws IllegalArgumentException when {@code resume} is outside the range
    */
   CommittedShuffle answer(int start, int end, SplitCursor resume, int maxPageBytes) {
+    return answer(start, end, 0, numMaps, resume, null, maxPageBytes);
+  }
+
+  /**
+   * One page of the committed splits of partitions [start, end) and of the integrity records of
+   * maps [startMap, endMap) in them ({@link MapRecordStore#page}). The first page (both cursors
+   * null) has the winners, the lost partitions, the attempts that reported records and the first
+   * splits and records; later pages continue the splits from {@code resume} and the records from
+   * {@code recordsResume}, whichever is set.
+   */
+  CommittedShuffle answer(
+      int start,
+      int end,
+      int startMap,
+      int endMap,
+      SplitCursor resume,
+      RecordCursor recordsResume,
+      int maxPageBytes) {
+    boolean first = resume == null && recordsResume == null;
     if (resume != null && (resume.getPartitionId() < start || resume.getPartitionId() >= end)) {
       throw new IllegalArgumentException(
           "cannot resume an answer for partitions ["
@@ -88,12 +121,32 @@ public final class ShuffleCommit {
               + ") at partition "
               + resume.getPartitionId());
     }
+    if (recordsResume != null
+        && (recordsResume.getMapIndex() < startMap || recordsResume.getMapIndex() >= endMap)) {
+      throw new IllegalArgumentException(
+          "cannot resume the records of maps ["
+              + startMap
+              + ", "
+              + endMap
+              + ") at map "
+              + recordsResume.getMapIndex());
+    }
+    CommittedShuffle.Builder b = CommittedShuffle.newBuilder().setNumMaps(numMaps);
+    if (first) {
+      records.addRecorded(b, startMap, endMap);
+    }
+    if (first || recordsResume != null) {
+      records.page(
+          b, start, end, startMap, endMap, recordsResume, MapRecordStore.MAX_RECORDS_PER_PAGE);
+    }
+    if (!first && resume == null) {
+      return b.build();
+    }
     long fromKey = resume == null ? SplitPages.key(start, 0) : SplitPages.key(resume);
     int from = SplitPages.firstAtOrAfter(splits, SplitPages::key, fromKey);
     int to = SplitPages.firstAtOrAfter(splits, SplitPages::key, SplitPages.key(end, 0));
     SplitPages.Page page = SplitPages.page(splits, from, to, Function.identity(), maxPageBytes);
-    CommittedShuffle.Builder b = CommittedShuffle.newBuilder().setNumMaps(numMaps);
-    if (resume == null) {
+    if (first) {
       for (int a : winningAttempts) {
         b.addWinningAttempts(a);
       }

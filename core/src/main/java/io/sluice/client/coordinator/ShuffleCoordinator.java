@@ -11,6 +11,7 @@ import io.sluice.common.Ids;
 import io.sluice.network.TransportServer;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
+import io.sluice.protocol.PartitionRecords;
 import io.sluice.protocol.SluiceProtocol;
 import io.sluice.protocol.SplitPages;
 import io.sluice.protocol.StatusException;
@@ -255,6 +256,23 @@ public final class ShuffleCoordinator implements Closeable {
    */
   public void mapperEnd(
       int shuffleId, int mapIndex, int attempt, List<ServerAddress> serversWritten) {
+    mapperEnd(shuffleId, mapIndex, attempt, serversWritten, null, false);
+  }
+
+  /**
+   * Like {@link #mapperEnd(int, int, int, List)}, with a page of the attempt's integrity records
+   * ({@link PartitionRecords}; null when the attempt reports none, and then readers do not compare
+   * what they read of it). With {@code moreRecords} more pages follow and the map has not ended
+   * yet. The records of every attempt that ends are kept (the engine may pick another attempt than
+   * the first one to end, see {@link MapRecordStore}), also after the commit.
+   */
+  public void mapperEnd(
+      int shuffleId,
+      int mapIndex,
+      int attempt,
+      List<ServerAddress> serversWritten,
+      PartitionRecords records,
+      boolean moreRecords) {
     CoordinatedShuffle s = shuffle(shuffleId);
     if (mapIndex < 0 || mapIndex >= s.numMaps() || attempt < 0) {
       throw new IllegalArgumentException(
@@ -267,6 +285,12 @@ public final class ShuffleCoordinator implements Closeable {
               + " with "
               + s.numMaps()
               + " maps");
+    }
+    if (records != null) {
+      s.records().add(mapIndex, attempt, records, moreRecords);
+    }
+    if (moreRecords) {
+      return;
     }
     if (s.mapperEnded(mapIndex, attempt, serversWritten)) {
       commit(shuffleId);

@@ -10,9 +10,12 @@ import io.sluice.client.PartitionLocations;
 import io.sluice.client.coordinator.CoordinatorClient;
 import io.sluice.common.Ids;
 import io.sluice.network.TransportClient;
+import io.sluice.protocol.BatchFormat;
 import io.sluice.protocol.BatchLimits;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
+import io.sluice.protocol.PartitionRecords;
+import io.sluice.protocol.RecordTally;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.protocol.proto.PushData;
@@ -40,7 +43,9 @@ import org.slf4j.LoggerFactory;
  * with jittered backoff; a location that refuses data (HARD_SPLIT) or keeps failing is replaced
  * through the coordinator and the batch resent there (with the same batch id, so readers drop a
  * duplicate). {@link #finish} pushes what is left, waits for every acknowledgement and reports the
- * map to the coordinator.
+ * map to the coordinator, with its integrity records: per partition it wrote to, the batches the
+ * servers acknowledged, their bytes and an order-independent checksum of them ({@link
+ * io.sluice.protocol.PartitionRecords}), which readers compare with what they read.
  *
  * <p>Not thread safe: one task thread calls {@link #write} and {@link #finish}; responses are
  * handled on network threads.
@@ -86,6 +91,13 @@ public final class MapOutputPusher implements Closeable {
   private final Object lock = new Object();
   // guarded by lock
   private int outstanding;
+
+  /**
+   * Per partition, the batches acknowledged so far (each batch id once: a batch is counted when its
+   * push is first answered OK, and a push is answered once): only partitions written to.
+   */
+  private final RecordTally acknowledged = new RecordTally();
+
   private IOException failure;
   private long lastProgressNanos = System.nanoTime();
   private final Set<ServerAddress> serversWritten = new HashSet<>();
@@ -308,8 +320,14 @@ public final class MapOutputPusher implements Closeable {
                 if (status == Status.SOFT_SPLIT) {
                   softSplits.putIfAbsent(push.partition, location);
                 }
+                int header = push.body.readerIndex();
                 synchronized (lock) {
                   serversWritten.add(location.getServer());
+                  acknowledged.add(
+                      push.partition,
+                      push.bytes,
+                      BatchFormat.batchId(push.body, header),
+                      BatchFormat.storedChecksum(push.body, header));
                 }
                 done(push, null);
               } else {
@@ -462,10 +480,12 @@ public final class MapOutputPusher implements Closeable {
     awaitAcknowledged();
     try {
       List<ServerAddress> written;
+      PartitionRecords records;
       synchronized (lock) {
         written = new ArrayList<>(serversWritten);
+        records = acknowledged.toRecords();
       }
-      coordinator.mapperEnd(shuffleId, mapIndex, attempt, written);
+      coordinator.mapperEnd(shuffleId, mapIndex, attempt, written, records);
     } catch (StatusException e) {
       throw new IOException(
           "Coordinator refused the end of map "

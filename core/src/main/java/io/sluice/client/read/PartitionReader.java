@@ -12,10 +12,13 @@ import io.sluice.protocol.IndexRanges;
 import io.sluice.protocol.MapRanges;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
+import io.sluice.protocol.PartitionRecords;
+import io.sluice.protocol.RecordTally;
 import io.sluice.protocol.proto.CloseStream;
 import io.sluice.protocol.proto.CommittedShuffle;
 import io.sluice.protocol.proto.CommittedSplit;
 import io.sluice.protocol.proto.FetchChunk;
+import io.sluice.protocol.proto.MapRecords;
 import io.sluice.protocol.proto.OpenStream;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.StreamHandle;
@@ -23,6 +26,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
@@ -42,7 +46,19 @@ import java.util.concurrent.TimeoutException;
  * batch once ({@link BatchFilter}), and hands out decompressed batches. Splits whose map set has
  * nothing in the range are skipped. The server is sent the map range: a range that leaves out some
  * maps of a split is served from the split's sorted copy (sort-on-read), so only those maps'
- * batches travel. Not thread safe; close it to release fetched chunks.
+ * batches travel.
+ *
+ * <p>Completeness: for every map in range whose winning attempt reported integrity records ({@link
+ * PartitionRecords}: per partition, the batches the servers acknowledged, their bytes and an
+ * order-independent checksum), the reader sums the same record over the batches it keeps, per
+ * (partition, map), and compares. A kept batch of a partition the map reported nothing for, or with
+ * an id at or above the reported count, fails the reader before any of its records is handed out;
+ * at the end of the read every reported record must equal what was read, so a batch missing
+ * (deleted from a file, lost in a commit that looked complete), duplicated under a fresh id or
+ * carrying another attempt's data fails the read like a checksum failure, naming the application,
+ * shuffle, partition, map, attempt, the splits (server and file) and both records. Maps whose
+ * winner reported no records (a writer that does not count) are read unchecked. Not thread safe;
+ * close it to release fetched chunks.
  */
 public final class PartitionReader implements Closeable {
   private final ClientContext context;
@@ -69,6 +85,14 @@ public final class PartitionReader implements Closeable {
   private int chunkStart;
   private int chunkIndex = -1;
   private IOException corruption;
+
+  // integrity records, keyed (partition << 32 | map): what the winners reported, what was read
+  private final BitSet recordedMaps = new BitSet();
+  private final int[] winners;
+  private final RecordTally expected = new RecordTally();
+  private final RecordTally read = new RecordTally();
+  private final List<CommittedSplit> readSplits = new ArrayList<>();
+  private boolean recordsCompared;
 
   /**
    * @throws IOException when the committed data of a partition in the range is lost
@@ -106,6 +130,9 @@ public final class PartitionReader implements Closeable {
               + committed.getLostReason());
     }
     this.filter = new BatchFilter(committed.getWinningAttemptsList(), startMapIndex, endMapIndex);
+    this.winners =
+        committed.getWinningAttemptsList().stream().mapToInt(Integer::intValue).toArray();
+    expectRecords(committed);
     List<CommittedSplit> ordered = new ArrayList<>(committed.getSplitsList());
     ordered.sort(
         Comparator.comparingInt(CommittedSplit::getPartitionId)
@@ -116,6 +143,7 @@ public final class PartitionReader implements Closeable {
         wanted.add(s);
       }
     }
+    readSplits.addAll(wanted);
     // A map-range read makes the server sort each split the first time; readers of different
     // ranges start at different splits, so they do not all queue on the same sort.
     int rotation = wanted.isEmpty() ? 0 : Math.floorMod(startMapIndex, wanted.size());
@@ -159,6 +187,7 @@ public final class PartitionReader implements Closeable {
       }
       closeStream();
       if (splits.isEmpty()) {
+        compareRecords();
         return null;
       }
       openStream(splits.poll());
@@ -191,7 +220,148 @@ public final class PartitionReader implements Closeable {
     if (!filter.accept(split.getPartitionId(), mapIndex, attempt, batchId)) {
       return null;
     }
+    if (recordedMaps.get(mapIndex)) {
+      countRecord(pos, mapIndex, attempt, batchId, length);
+    }
     return new ShuffleBatch(split.getPartitionId(), mapIndex, codec.decompress(payload));
+  }
+
+  /**
+   * Takes the records the winners in range reported for the partitions read (see the class); other
+   * attempts' records are left out.
+   */
+  private void expectRecords(CommittedShuffle committed) throws IOException {
+    String what = "the integrity records of " + Ids.shuffle(appId, shuffleId);
+    if (committed.getRecordedMapsCount() != committed.getRecordedAttemptsCount()) {
+      throw new IOException(what + " from the coordinator are malformed: lists differ in length");
+    }
+    int map = 0;
+    for (int i = 0; i < committed.getRecordedMapsCount(); i++) {
+      map += committed.getRecordedMaps(i);
+      if (isWinnerInRange(map, committed.getRecordedAttempts(i))) {
+        recordedMaps.set(map);
+      }
+    }
+    for (MapRecords m : committed.getMapRecordsList()) {
+      if (!isWinnerInRange(m.getMapIndex(), m.getAttempt())) {
+        continue;
+      }
+      PartitionRecords records;
+      try {
+        records =
+            PartitionRecords.decode(
+                m.getRecords(), "map " + m.getMapIndex() + " attempt " + m.getAttempt());
+      } catch (IllegalArgumentException e) {
+        throw new IOException(what + " from the coordinator are malformed: " + e.getMessage(), e);
+      }
+      for (int i = 0; i < records.size(); i++) {
+        expected.put(
+            key(records.partition(i), m.getMapIndex()),
+            records.batches(i),
+            records.bytes(i),
+            records.checksum(i));
+      }
+    }
+  }
+
+  private boolean isWinnerInRange(int map, int attempt) {
+    return map >= startMapIndex
+        && map < endMapIndex
+        && map < winners.length
+        && winners[map] == attempt;
+  }
+
+  private static long key(int partition, int map) {
+    return ((long) partition << 32) | (map & 0xFFFFFFFFL);
+  }
+
+  /**
+   * Counts a kept batch of a map with records; fails when the map reported no batch of the
+   * partition, or fewer than its id.
+   */
+  private void countRecord(int pos, int mapIndex, int attempt, int batchId, int length)
+      throws IOException {
+    long key = key(split.getPartitionId(), mapIndex);
+    int reported = expected.batches(key);
+    if (batchId >= reported) {
+      throw corrupt(
+          pos,
+          "holds batch id "
+              + batchId
+              + " of map "
+              + mapIndex
+              + " attempt "
+              + attempt
+              + ", which reported "
+              + (reported == 0
+                  ? "no batch of partition " + split.getPartitionId()
+                  : reported + " batches (ids 0 to " + (reported - 1) + ") of the partition")
+              + " acknowledged: a batch it never wrote");
+    }
+    read.add(
+        key, BatchFormat.HEADER_SIZE + length, batchId, BatchFormat.storedChecksum(chunk, pos));
+  }
+
+  /**
+   * At the end of the read, every record the winners reported must equal what was read; fails the
+   * reader naming the first one that does not.
+   */
+  private void compareRecords() throws IOException {
+    if (recordsCompared) {
+      return;
+    }
+    recordsCompared = true;
+    for (long key : expected.sortedKeys()) {
+      int batches = read.batches(key);
+      long bytes = read.bytes(key);
+      long checksum = read.checksum(key);
+      if (batches == expected.batches(key)
+          && bytes == expected.bytes(key)
+          && checksum == expected.checksum(key)) {
+        continue;
+      }
+      int partition = (int) (key >>> 32);
+      int map = (int) key;
+      List<String> files = new ArrayList<>();
+      for (CommittedSplit s : readSplits) {
+        if (s.getPartitionId() == partition) {
+          files.add(fileName(s) + " on " + ClientContext.format(s.getServer()));
+        }
+      }
+      corruption =
+          new IOException(
+              "Map "
+                  + map
+                  + " attempt "
+                  + winners[map]
+                  + " of "
+                  + Ids.shuffle(appId, shuffleId)
+                  + " partition "
+                  + partition
+                  + " reported "
+                  + describeRecord(
+                      expected.batches(key), expected.bytes(key), expected.checksum(key))
+                  + " acknowledged, but its reader of maps ["
+                  + startMapIndex
+                  + ", "
+                  + endMapIndex
+                  + ") read "
+                  + describeRecord(batches, bytes, checksum)
+                  + " from "
+                  + (files.isEmpty() ? "no split" : String.join(", ", files))
+                  + ": a batch is missing, duplicated or from another attempt; the partition's"
+                  + " data is incomplete");
+      throw corruption;
+    }
+  }
+
+  private static String describeRecord(int batches, long bytes, long checksum) {
+    return batches
+        + " batches of "
+        + bytes
+        + " bytes (checksum "
+        + Long.toHexString(checksum)
+        + ")";
   }
 
   /**

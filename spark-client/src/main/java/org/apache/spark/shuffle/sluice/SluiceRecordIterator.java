@@ -127,7 +127,8 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
   private PartitionReader open(MapOutputsByGeneration.Generation g) {
     try {
       CommittedShuffle committed =
-          coordinator.committedSplits(g.id, startPartition, endPartition, true);
+          coordinator.committedSplits(
+              g.id, startPartition, endPartition, true, startMapIndex, endMapIndex);
       CommittedShuffle counted = committed.toBuilder().clearWinningAttempts().build();
       CommittedShuffle.Builder b = counted.toBuilder();
       for (int a : g.attempts) {
