@@ -227,7 +227,8 @@ public final class CoordinatorClient {
       all.addAllMapRecords(page.getMapRecordsList());
       if (page.hasNext() && (next == null || SplitPages.key(page.getNext()) <= SplitPages.key(next))
           || page.hasRecordsNext()
-              && (recordsNext == null || !after(page.getRecordsNext(), recordsNext))) {
+              && recordsNext != null
+              && !after(page.getRecordsNext(), recordsNext)) {
         throw new StatusException(
             Status.INTERNAL_ERROR,
             "the coordinator's answer for shuffle "

@@ -20,12 +20,12 @@ import java.util.Map;
  * CoordinatorClient#MAX_RECORDS_PER_MAPPER_END} records) wait in {@link #pending} until the
  * attempt's last MapperEnd.
  *
- * <p>Readers get the records of their partition and map range only, in pages of at most {@link
- * #MAX_RECORDS_PER_PAGE} records ({@link #page}). Thread safe.
+ * <p>Readers get the records of their partition and map range only, in the pages of {@link
+ * ShuffleCommit#answer} ({@link #page}). Thread safe.
  */
 final class MapRecordStore {
-  /** The most records an answer page carries: at most 28 bytes each, so below 256 KiB. */
-  static final int MAX_RECORDS_PER_PAGE = 8192;
+  /** Bytes counted for one MapRecords entry besides its records (tags, lengths, map, attempt). */
+  static final int ENTRY_OVERHEAD = 24;
 
   /** One ended attempt's records; a map's attempts form a list in increasing attempt order. */
   private static final class Ended {
@@ -94,8 +94,9 @@ final class MapRecordStore {
 
   /**
    * Adds to {@code answer} the records of partitions [start, end) of maps [startMap, endMap), from
-   * {@code resume} on (or the first), at most {@link #MAX_RECORDS_PER_PAGE}; sets records_next when
-   * more remain.
+   * {@code resume} on (or the first), in at most {@code maxBytes} (counting {@link
+   * PartitionRecords#MAX_WIRE_BYTES} a record); sets records_next when more remain, also when none
+   * fit.
    */
   synchronized void page(
       CommittedShuffle.Builder answer,
@@ -104,8 +105,8 @@ final class MapRecordStore {
       int startMap,
       int endMap,
       RecordCursor resume,
-      int maxRecords) {
-    int taken = 0;
+      int maxBytes) {
+    long used = 0;
     int fromMap = resume == null ? Math.max(0, startMap) : resume.getMapIndex();
     for (int m = fromMap; m < Math.min(endMap, byMap.length); m++) {
       for (Ended e = byMap[m]; e != null; e = e.next) {
@@ -122,17 +123,18 @@ final class MapRecordStore {
         if (from >= to) {
           continue;
         }
-        if (taken == maxRecords) {
+        long fit = (maxBytes - used - ENTRY_OVERHEAD) / PartitionRecords.MAX_WIRE_BYTES;
+        if (fit <= 0) {
           answer.setRecordsNext(cursor(m, e.attempt, e.records.partition(from)));
           return;
         }
-        int upTo = Math.min(to, from + maxRecords - taken);
+        int upTo = (int) Math.min(to, from + fit);
         answer.addMapRecords(
             MapRecords.newBuilder()
                 .setMapIndex(m)
                 .setAttempt(e.attempt)
                 .setRecords(e.records.encode(from, upTo)));
-        taken += upTo - from;
+        used += ENTRY_OVERHEAD + (long) PartitionRecords.MAX_WIRE_BYTES * (upTo - from);
         if (upTo < to) {
           answer.setRecordsNext(cursor(m, e.attempt, e.records.partition(upTo)));
           return;

@@ -27,6 +27,9 @@ public final class ShuffleCommit {
   /** The most ranges of lost partitions an answer lists (the first ones; the count is exact). */
   public static final int MAX_LOST_RANGES = 1024;
 
+  /** Room left on a page for its records_next cursor and the frame around the answer. */
+  private static final int RECORD_CURSOR_BYTES = 64;
+
   private final int numMaps;
   private final int[] winningAttempts;
   private final List<CommittedSplit> splits;
@@ -98,10 +101,11 @@ public final class ShuffleCommit {
 
   /**
    * One page of the committed splits of partitions [start, end) and of the integrity records of
-   * maps [startMap, endMap) in them ({@link MapRecordStore#page}). The first page (both cursors
-   * null) has the winners, the lost partitions, the attempts that reported records and the first
-   * splits and records; later pages continue the splits from {@code resume} and the records from
-   * {@code recordsResume}, whichever is set.
+   * maps [startMap, endMap) in them ({@link MapRecordStore#page}), at most {@code maxPageBytes}
+   * (but at least one split). The first page (both cursors null) has the winners, the lost
+   * partitions and the attempts that reported records. Splits come first, from {@code resume}; the
+   * page that ends them fills its room with records from the first one, and later pages carry
+   * records only, from {@code recordsResume}.
    */
   CommittedShuffle answer(
       int start,
@@ -133,20 +137,6 @@ public final class ShuffleCommit {
     }
     CommittedShuffle.Builder b = CommittedShuffle.newBuilder().setNumMaps(numMaps);
     if (first) {
-      records.addRecorded(b, startMap, endMap);
-    }
-    if (first || recordsResume != null) {
-      records.page(
-          b, start, end, startMap, endMap, recordsResume, MapRecordStore.MAX_RECORDS_PER_PAGE);
-    }
-    if (!first && resume == null) {
-      return b.build();
-    }
-    long fromKey = resume == null ? SplitPages.key(start, 0) : SplitPages.key(resume);
-    int from = SplitPages.firstAtOrAfter(splits, SplitPages::key, fromKey);
-    int to = SplitPages.firstAtOrAfter(splits, SplitPages::key, SplitPages.key(end, 0));
-    SplitPages.Page page = SplitPages.page(splits, from, to, Function.identity(), maxPageBytes);
-    if (first) {
       for (int a : winningAttempts) {
         b.addWinningAttempts(a);
       }
@@ -155,11 +145,21 @@ public final class ShuffleCommit {
         IndexRanges.of(lost, start, end, MAX_LOST_RANGES).encodeTo(b::addLostRanges);
         b.setNumLostPartitions(lostInRange).setLostReason(lostReason);
       }
+      records.addRecorded(b, startMap, endMap);
     }
-    b.addAllSplits(page.splits());
-    if (page.next() != null) {
-      b.setNext(page.next());
+    if (first || resume != null) {
+      long fromKey = resume == null ? SplitPages.key(start, 0) : SplitPages.key(resume);
+      int from = SplitPages.firstAtOrAfter(splits, SplitPages::key, fromKey);
+      int to = SplitPages.firstAtOrAfter(splits, SplitPages::key, SplitPages.key(end, 0));
+      SplitPages.Page page = SplitPages.page(splits, from, to, Function.identity(), maxPageBytes);
+      b.addAllSplits(page.splits());
+      if (page.next() != null) {
+        // the records start on the page that ends the splits
+        return b.setNext(page.next()).build();
+      }
     }
+    int room = maxPageBytes - b.build().getSerializedSize() - RECORD_CURSOR_BYTES;
+    records.page(b, start, end, startMap, endMap, recordsResume, room);
     return b.build();
   }
 }
