@@ -20,6 +20,7 @@ import io.sluice.protocol.proto.RegionFinish;
 import io.sluice.protocol.proto.RegionStart;
 import io.sluice.protocol.proto.RegisterShuffle;
 import io.sluice.protocol.proto.ReleaseMapPartition;
+import io.sluice.protocol.proto.ReportChecksumFailure;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.RevivePartition;
 import io.sluice.protocol.proto.UnregisterApplication;
@@ -47,6 +48,8 @@ public enum MessageType {
   OPEN_STREAM(40, OpenStream.parser(), h -> ((OpenStream) h).getRequestId()),
   FETCH_CHUNK(41, FetchChunk.parser(), h -> ((FetchChunk) h).getRequestId()),
   CLOSE_STREAM(42, CloseStream.parser(), h -> ((CloseStream) h).getRequestId()),
+  REPORT_CHECKSUM_FAILURE(
+      43, ReportChecksumFailure.parser(), h -> ((ReportChecksumFailure) h).getRequestId()),
   // server: map partitions (Flink)
   REGION_START(60, RegionStart.parser(), h -> ((RegionStart) h).getRequestId()),
   REGION_DATA(61, RegionData.parser(), h -> ((RegionData) h).getRequestId()),

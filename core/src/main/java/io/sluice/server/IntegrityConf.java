@@ -18,12 +18,31 @@ public final class IntegrityConf {
               + " answer BAD_REQUEST naming the batch and partition when one fails; costs one pass"
               + " over the pushed bytes. Readers verify every batch either way.");
 
-  public static final List<ConfigKey<?>> KEYS = List.of(VERIFY_ON_PUSH);
+  public static final ConfigKey<Integer> SUSPECT_AFTER =
+      ConfigKey.integer(
+          "sluice.integrity.suspectAfter",
+          3,
+          "Checksum failures reported by readers against the files of one data directory after"
+              + " which the server marks it suspect: logged as an error and shown by the metric"
+              + " sluice.server.dir.<dir>.suspect. A suspect directory keeps serving and taking"
+              + " data; an operator decides.");
+
+  public static final List<ConfigKey<?>> KEYS = List.of(VERIFY_ON_PUSH, SUSPECT_AFTER);
 
   private final boolean verifyOnPush;
+  private final int suspectAfter;
 
   public IntegrityConf(SluiceConf conf) {
     this.verifyOnPush = conf.get(VERIFY_ON_PUSH);
+    this.suspectAfter = conf.get(SUSPECT_AFTER);
+    if (suspectAfter < 1) {
+      throw new IllegalArgumentException(SUSPECT_AFTER.name() + " must be at least 1");
+    }
+  }
+
+  /** Checksum failures of a directory's files after which it is marked suspect. */
+  public int suspectAfter() {
+    return suspectAfter;
   }
 
   /** Whether pushed batches and blocks are verified on receipt. */

@@ -54,11 +54,16 @@ public final class ServerMetrics {
     return registry.meter(directoryPrefix(root) + "bytesFlushed");
   }
 
-  /** Health (0 healthy, 1 full, 2 failed), usage and open splits of one data directory. */
+  /**
+   * Health (0 healthy, 1 full, 2 failed), usage, checksum failures reported against its files and
+   * whether that made it suspect (1) of one data directory.
+   */
   public void registerDirectory(DataDirectory dir) {
     String prefix = directoryPrefix(dir.root());
     registry.register(prefix + "health", (Gauge<Integer>) () -> dir.health().ordinal());
     registry.register(prefix + "usage", (Gauge<Double>) dir::usage);
+    registry.register(prefix + "checksumFailures", (Gauge<Long>) dir::checksumFailures);
+    registry.register(prefix + "suspect", (Gauge<Integer>) () -> dir.isSuspect() ? 1 : 0);
   }
 
   private static String directoryPrefix(Path root) {

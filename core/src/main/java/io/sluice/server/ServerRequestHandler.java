@@ -25,6 +25,7 @@ import io.sluice.protocol.proto.RegionFinish;
 import io.sluice.protocol.proto.RegionStart;
 import io.sluice.protocol.proto.RegisterShuffle;
 import io.sluice.protocol.proto.ReleaseMapPartition;
+import io.sluice.protocol.proto.ReportChecksumFailure;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.SplitCursor;
 import io.sluice.protocol.proto.Status;
@@ -152,6 +153,14 @@ final class ServerRequestHandler implements RequestHandler {
               ? Messages.ok(h.getRequestId())
               : Messages.error(
                   h.getRequestId(), Status.NOT_FOUND, "no open stream " + h.getStreamId());
+        }
+      case REPORT_CHECKSUM_FAILURE:
+        {
+          ReportChecksumFailure h = request.header(ReportChecksumFailure.class);
+          return registry.checksumFailure(
+                  h.getAppId(), h.getShuffleId(), h.getPartitionId(), h.getEpoch(), h.getReason())
+              ? Messages.ok(h.getRequestId())
+              : Messages.error(h.getRequestId(), Status.NOT_FOUND, "no such committed split");
         }
       case REGISTER_SHUFFLE:
         {

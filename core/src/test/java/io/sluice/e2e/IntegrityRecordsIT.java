@@ -10,6 +10,7 @@ import io.sluice.client.push.MapOutputPusher;
 import io.sluice.client.read.PartitionReader;
 import io.sluice.client.read.ShuffleBatch;
 import io.sluice.protocol.BatchFormat;
+import io.sluice.server.storage.DataDirectory;
 import io.sluice.testutil.Records;
 import io.sluice.testutil.TestCluster;
 import java.io.IOException;
@@ -39,15 +40,20 @@ class IntegrityRecordsIT {
 
   /** {@code maps} maps each write {@link #RECORDS} records to partition 0, batches of ~1 KiB. */
   private static TestCluster startAndWrite(Path dir, int maps) throws Exception {
-    TestCluster cluster =
-        TestCluster.start(
-            dir,
-            1,
+    return startAndWrite(dir, maps, Map.of());
+  }
+
+  private static TestCluster startAndWrite(Path dir, int maps, Map<String, String> more)
+      throws Exception {
+    Map<String, String> conf =
+        new java.util.HashMap<>(
             Map.of(
                 "sluice.push.compression", "none",
                 "sluice.push.bufferSize", "1k",
                 "sluice.read.chunkSize", "8k",
                 "sluice.flush.size", "4k"));
+    conf.putAll(more);
+    TestCluster cluster = TestCluster.start(dir, 1, conf);
     cluster.coordinator().registerShuffle(SHUFFLE, maps, 1);
     for (int m = 0; m < maps; m++) {
       try (MapOutputPusher pusher = cluster.pusher(SHUFFLE, m, 0)) {
@@ -84,6 +90,41 @@ class IntegrityRecordsIT {
       pos += BatchFormat.HEADER_SIZE + BatchFormat.length(bytes, pos);
     }
     return offsets;
+  }
+
+  /**
+   * The file indexes of the batches of {@code map} (any map when negative) with the largest size:
+   * full batches. The server stores a partition's batches in the order they arrive, so the last,
+   * shorter batch may be anywhere.
+   */
+  private static List<Integer> fullBatches(Path file, int map) throws IOException {
+    byte[] bytes = Files.readAllBytes(file);
+    ByteBuf buf = Unpooled.wrappedBuffer(bytes);
+    List<Integer> offsets = batchOffsets(bytes);
+    int max = 0;
+    for (int at : offsets) {
+      max = Math.max(max, BatchFormat.length(buf, at));
+    }
+    List<Integer> full = new ArrayList<>();
+    for (int i = 0; i < offsets.size(); i++) {
+      int at = offsets.get(i);
+      if (BatchFormat.length(buf, at) == max && (map < 0 || BatchFormat.mapIndex(buf, at) == map)) {
+        full.add(i);
+      }
+    }
+    return full;
+  }
+
+  /** A full batch in the middle of the file (a later chunk than the first). */
+  private static int victim(Path file) throws IOException {
+    List<Integer> full = fullBatches(file, -1);
+    return full.get(full.size() / 2);
+  }
+
+  /** Another full batch, before the victim. */
+  private static int donor(Path file) throws IOException {
+    List<Integer> full = fullBatches(file, -1);
+    return full.get(full.size() / 2 - 3);
   }
 
   /**
@@ -154,7 +195,7 @@ class IntegrityRecordsIT {
       Path file = splitFile(cluster);
       int batches = batchOffsets(Files.readAllBytes(file)).size();
       // batch 5 becomes a second copy of batch 3: dedup drops it, so batch 5 is gone
-      replaceBatch(file, 5, 3, (buf, at, id) -> {});
+      replaceBatch(file, victim(file), donor(file), (buf, at, id) -> {});
 
       Read read = read(cluster, 0, 1);
 
@@ -172,7 +213,11 @@ class IntegrityRecordsIT {
     try (TestCluster cluster = startAndWrite(tmp, 1)) {
       Path file = splitFile(cluster);
       // batch 5's place holds batch 3's data under id 5: same count and bytes, another checksum
-      replaceBatch(file, 5, 3, (buf, at, id) -> buf.setInt(at + BatchFormat.LENGTH_OFFSET - 4, id));
+      replaceBatch(
+          file,
+          victim(file),
+          donor(file),
+          (buf, at, id) -> buf.setInt(at + BatchFormat.LENGTH_OFFSET - 4, id));
 
       Read read = read(cluster, 0, 1);
 
@@ -190,19 +235,23 @@ class IntegrityRecordsIT {
       Path file = splitFile(cluster);
       List<Integer> offsets = batchOffsets(Files.readAllBytes(file));
       int batches = offsets.size();
+      int victim = victim(file);
       // batch 5's place holds batch 3 under an id the map never used
       replaceBatch(
-          file, 5, 3, (buf, at, id) -> buf.setInt(at + BatchFormat.LENGTH_OFFSET - 4, batches + 7));
+          file,
+          victim,
+          donor(file),
+          (buf, at, id) -> buf.setInt(at + BatchFormat.LENGTH_OFFSET - 4, batches + 7));
 
       Read read = read(cluster, 0, 1);
 
       assertThat(read.failure)
-          .hasMessageContaining("byte offset " + offsets.get(5) + " of " + TestCluster.APP_ID)
+          .hasMessageContaining("byte offset " + offsets.get(victim) + " of " + TestCluster.APP_ID)
           .hasMessageContaining("batch id " + (batches + 7) + " of map 0 attempt 0")
           .hasMessageContaining("a batch it never wrote")
           .hasMessageContaining(server(cluster));
       // the batches before it came out, not it
-      assertThat(read.batches).hasSize(5);
+      assertThat(read.batches).hasSize(victim);
     }
   }
 
@@ -211,7 +260,7 @@ class IntegrityRecordsIT {
     try (TestCluster cluster = startAndWrite(tmp, 1)) {
       Path file = splitFile(cluster);
       // batch 5's place holds a batch of attempt 1, which never won
-      replaceBatch(file, 5, 3, (buf, at, id) -> buf.setInt(at + 8, 1));
+      replaceBatch(file, victim(file), donor(file), (buf, at, id) -> buf.setInt(at + 8, 1));
 
       Read read = read(cluster, 0, 1);
 
@@ -226,15 +275,7 @@ class IntegrityRecordsIT {
   void aMapRangeReadComparesOnlyTheMapsInRange() throws Exception {
     try (TestCluster cluster = startAndWrite(tmp, 2)) {
       Path file = splitFile(cluster);
-      byte[] bytes = Files.readAllBytes(file);
-      ByteBuf buf = Unpooled.wrappedBuffer(bytes);
-      List<Integer> offsets = batchOffsets(bytes);
-      List<Integer> ofMap0 = new ArrayList<>();
-      for (int i = 0; i < offsets.size(); i++) {
-        if (BatchFormat.mapIndex(buf, offsets.get(i)) == 0) {
-          ofMap0.add(i);
-        }
-      }
+      List<Integer> ofMap0 = fullBatches(file, 0);
       // a batch of map 0 becomes another copy of one of its batches
       replaceBatch(file, ofMap0.get(6), ofMap0.get(2), (b, at, id) -> {});
 
@@ -246,6 +287,51 @@ class IntegrityRecordsIT {
       assertThat(map0.failure).hasMessageContaining("Map 0 attempt 0 of");
       assertThat(all.failure).hasMessageContaining("Map 0 attempt 0 of");
     }
+  }
+
+  /**
+   * Readers report the failures to the server, which counts them per data directory and marks the
+   * directory suspect after sluice.integrity.suspectAfter of them, without failing it.
+   */
+  @Test
+  void readersReportFailuresAndTheDirectoryBecomesSuspect() throws Exception {
+    try (TestCluster cluster =
+        startAndWrite(tmp, 1, Map.of("sluice.integrity.suspectAfter", "2"))) {
+      DataDirectory dir = cluster.server(0).dataDirectories().directoryOf(splitFile(cluster));
+      assertThat(dir).isNotNull();
+      replaceBatch(
+          splitFile(cluster),
+          victim(splitFile(cluster)),
+          donor(splitFile(cluster)),
+          (buf, at, id) -> {});
+
+      assertThat(read(cluster, 0, 1).failure).isNotNull();
+      awaitFailures(cluster, dir, 1);
+      assertThat(dir.isSuspect()).isFalse();
+      assertThat(read(cluster, 0, 1).failure).isNotNull();
+      awaitFailures(cluster, dir, 2);
+
+      assertThat(dir.isSuspect()).isTrue();
+      assertThat(dir.health()).isEqualTo(DataDirectory.Health.HEALTHY);
+      assertThat(cluster.server(0).metrics().checksumFailures().getCount()).isEqualTo(2);
+      String prefix = "sluice.server.dir.";
+      assertThat(cluster.server(0).metrics().registry().getGauges())
+          .anySatisfy(
+              (name, gauge) -> {
+                assertThat(name).startsWith(prefix).endsWith(".suspect");
+                assertThat(gauge.getValue()).isEqualTo(1);
+              });
+    }
+  }
+
+  /** Waits (bounded) for the reports, which readers send without waiting for their answer. */
+  private static void awaitFailures(TestCluster cluster, DataDirectory dir, long count)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+    while (dir.checksumFailures() < count && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    assertThat(dir.checksumFailures()).isEqualTo(count);
   }
 
   @Test

@@ -30,6 +30,7 @@ import io.sluice.protocol.proto.RegionFinish;
 import io.sluice.protocol.proto.RegionStart;
 import io.sluice.protocol.proto.RegisterShuffle;
 import io.sluice.protocol.proto.ReleaseMapPartition;
+import io.sluice.protocol.proto.ReportChecksumFailure;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.RevivePartition;
 import io.sluice.protocol.proto.Status;
@@ -132,6 +133,15 @@ class FrameCodecTest {
             .setShuffleId(1)
             .setStartPartition(0)
             .setEndPartition(9)
+            .build());
+    m.put(
+        MessageType.REPORT_CHECKSUM_FAILURE,
+        ReportChecksumFailure.newBuilder()
+            .setRequestId(15)
+            .setAppId("app-1")
+            .setShuffleId(1)
+            .setPartitionId(2)
+            .setReason("test")
             .build());
     m.put(
         MessageType.REVIVE_PARTITION,

@@ -20,6 +20,7 @@ import io.sluice.protocol.proto.CommittedSplit;
 import io.sluice.protocol.proto.FetchChunk;
 import io.sluice.protocol.proto.MapRecords;
 import io.sluice.protocol.proto.OpenStream;
+import io.sluice.protocol.proto.ReportChecksumFailure;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.StreamHandle;
 import java.io.Closeable;
@@ -323,9 +324,11 @@ public final class PartitionReader implements Closeable {
       int partition = (int) (key >>> 32);
       int map = (int) key;
       List<String> files = new ArrayList<>();
+      List<CommittedSplit> suspects = new ArrayList<>();
       for (CommittedSplit s : readSplits) {
         if (s.getPartitionId() == partition) {
           files.add(fileName(s) + " on " + ClientContext.format(s.getServer()));
+          suspects.add(s);
         }
       }
       corruption =
@@ -351,6 +354,9 @@ public final class PartitionReader implements Closeable {
                   + (files.isEmpty() ? "no split" : String.join(", ", files))
                   + ": a batch is missing, duplicated or from another attempt; the partition's"
                   + " data is incomplete");
+      for (CommittedSplit s : suspects) {
+        reportToServer(s, corruption.getMessage());
+      }
       throw corruption;
     }
   }
@@ -390,6 +396,7 @@ public final class PartitionReader implements Closeable {
                 + " "
                 + what
                 + "; the split is corrupt");
+    reportToServer(split, corruption.getMessage());
     return corruption;
   }
 
@@ -403,6 +410,34 @@ public final class PartitionReader implements Closeable {
       return file;
     }
     return file + " (or its sorted copy " + file + ".sorted, which serves map-range reads)";
+  }
+
+  /**
+   * Tells the split's server that its file failed a check, so it counts the failure against the
+   * file's data directory (ReportChecksumFailure); best effort, without waiting for the answer.
+   */
+  private void reportToServer(CommittedSplit s, String reason) {
+    context
+        .callAsync(
+            s.getServer(),
+            id ->
+                Messages.request(
+                    MessageType.REPORT_CHECKSUM_FAILURE,
+                    ReportChecksumFailure.newBuilder()
+                        .setRequestId(id)
+                        .setAppId(appId)
+                        .setShuffleId(shuffleId)
+                        .setPartitionId(s.getPartitionId())
+                        .setEpoch(s.getEpoch())
+                        .setReason(reason.length() > 1000 ? reason.substring(0, 1000) : reason)
+                        .build(),
+                    id))
+        .whenComplete(
+            (m, e) -> {
+              if (m != null) {
+                m.release();
+              }
+            });
   }
 
   private void openStream(CommittedSplit s) throws IOException {

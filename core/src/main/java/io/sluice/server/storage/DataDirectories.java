@@ -166,6 +166,35 @@ public final class DataDirectories implements AutoCloseable {
     return null;
   }
 
+  /**
+   * Counts a checksum failure that a reader found in {@code file} (see ReportChecksumFailure in
+   * sluice.proto): in the server's {@code checksumFailures} and in the directory's, which becomes
+   * suspect after {@code sluice.integrity.suspectAfter} of them.
+   */
+  public void checksumFailure(Path file, String what) {
+    metrics.checksumFailures().inc();
+    DataDirectory dir = directoryOf(file);
+    if (dir == null) {
+      LOG.warn("A reader reports that {} fails its checks: {}", file, what);
+      return;
+    }
+    boolean nowSuspect = dir.checksumFailure(conf.integrity().suspectAfter());
+    LOG.warn(
+        "A reader reports that {} fails its checks ({} failure(s) in {}): {}",
+        file,
+        dir.checksumFailures(),
+        dir,
+        what);
+    if (nowSuspect) {
+      LOG.error(
+          "Data directory {} is suspect: readers reported {} checksum failures of its files"
+              + " (sluice.integrity.suspectAfter {}); it keeps serving, check the disk",
+          dir,
+          dir.checksumFailures(),
+          conf.integrity().suspectAfter());
+    }
+  }
+
   /** The directory for new data of {@code what}, or an exception naming why none can take it. */
   private DataDirectory pickFor(Object what) {
     DataDirectory best = pick(null);

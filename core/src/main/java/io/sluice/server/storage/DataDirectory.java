@@ -19,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One data directory: its flusher threads, its health and the splits being written in it.
@@ -49,6 +50,8 @@ public final class DataDirectory implements AutoCloseable {
   private volatile Health health = Health.HEALTHY;
   private volatile String healthReason = "";
   private volatile double usage;
+  private final AtomicLong checksumFailures = new AtomicLong();
+  private volatile boolean suspect;
 
   private final Meter bytesFlushed;
 
@@ -110,6 +113,38 @@ public final class DataDirectory implements AutoCloseable {
   /** Fraction of the file system in use at the last check. */
   public double usage() {
     return usage;
+  }
+
+  /** Checksum failures readers reported against files in this directory. */
+  public long checksumFailures() {
+    return checksumFailures.get();
+  }
+
+  /**
+   * True once {@code sluice.integrity.suspectAfter} checksum failures were reported against files
+   * here: the disk may return bad data. Only a mark (logged, a metric): the directory keeps its
+   * health, serving and taking data, since one bad file is as likely a bug or a bad client.
+   */
+  public boolean isSuspect() {
+    return suspect;
+  }
+
+  /**
+   * Counts a checksum failure of one of its files.
+   *
+   * @return true when this failure made the directory suspect
+   */
+  boolean checksumFailure(int suspectAfter) {
+    long n = checksumFailures.incrementAndGet();
+    if (n >= suspectAfter && !suspect) {
+      synchronized (this) {
+        if (!suspect) {
+          suspect = true;
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** Takes the directory out of rotation after a failed write. */

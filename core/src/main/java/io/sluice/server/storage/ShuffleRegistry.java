@@ -124,6 +124,26 @@ public final class ShuffleRegistry {
   }
 
   /**
+   * A reader's report that a committed split fails its checks: counted against the directory of its
+   * file ({@link DataDirectories#checksumFailure}).
+   *
+   * @return false when there is no such committed split here
+   */
+  public boolean checksumFailure(
+      String appId, int shuffleId, int partitionId, int epoch, String reason) {
+    ServerShuffle shuffle = get(appId, shuffleId);
+    CommittedSplitFile file = shuffle == null ? null : shuffle.committedSplit(partitionId, epoch);
+    if (file == null) {
+      return false;
+    }
+    String what = reason.length() > 1000 ? reason.substring(0, 1000) + "..." : reason;
+    dirs.checksumFailure(
+        file.path(),
+        "app " + appId + " shuffle " + shuffleId + " partition " + partitionId + ": " + what);
+    return true;
+  }
+
+  /**
    * @return false when the application is not registered here
    */
   public boolean heartbeat(String appId) {
