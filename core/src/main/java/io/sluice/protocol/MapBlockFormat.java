@@ -124,6 +124,11 @@ public final class MapBlockFormat {
     return buf.getInt(header + LENGTH_OFFSET);
   }
 
+  /** The checksum the block's header carries. */
+  public static int storedChecksum(ByteBuf buf, int header) {
+    return buf.getInt(header + CHECKSUM_OFFSET);
+  }
+
   /** The checksum of the header fields and payload as they are in {@code buf} now. */
   public static int computeChecksum(ByteBuf buf, int header) {
     return Crc32c.of(

@@ -7,6 +7,7 @@ import io.sluice.network.Message;
 import io.sluice.protocol.MapBlockFormat;
 import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.Messages;
+import io.sluice.protocol.PartitionRecords;
 import io.sluice.protocol.RequestLimits;
 import io.sluice.protocol.proto.CommitMapPartition;
 import io.sluice.protocol.proto.MapPartitionCommitted;
@@ -206,6 +207,20 @@ final class MapPartitionRequests {
     MapPartitionRef ref = h.getPartition();
     ServerShuffle shuffle = shuffle(ref);
     MapPartitionFile file = existing(ref);
+    if (h.getWithRecords()) {
+      PartitionRecords records =
+          PartitionRecords.decode(h.getSubpartitionRecords(), "the commit of " + file.key());
+      if (records.size() > 0 && records.partition(records.size() - 1) >= file.numSubpartitions()) {
+        throw new IllegalArgumentException(
+            "the commit of "
+                + file.key()
+                + " has records of subpartition "
+                + records.partition(records.size() - 1)
+                + " of "
+                + file.numSubpartitions());
+      }
+      file.setRecords(records);
+    }
     shuffle
         .commitMapPartition(file, h.getNumRegions())
         .whenComplete(
@@ -282,11 +297,18 @@ final class MapPartitionRequests {
               + ": the connection holds too many open streams"
               + " (sluice.read.maxStreamsPerConnection)");
     }
-    return Messages.response(
-        Messages.okBuilder(h.getRequestId())
-            .setMapStream(
-                MapStreamOpened.newBuilder().setStreamId(stream.id()).setBacklog(stream.backlog()))
-            .build());
+    MapStreamOpened.Builder answer =
+        MapStreamOpened.newBuilder().setStreamId(stream.id()).setBacklog(stream.backlog());
+    PartitionRecords records = file.records();
+    if (records != null) {
+      answer
+          .setWithRecords(true)
+          .setRecords(
+              records.encode(
+                  records.firstAtOrAfter(h.getStartSubpartition()),
+                  records.firstAtOrAfter(h.getEndSubpartition() + 1)));
+    }
+    return Messages.response(Messages.okBuilder(h.getRequestId()).setMapStream(answer).build());
   }
 
   /** Returns null: the IO scheduler answers the credit. */

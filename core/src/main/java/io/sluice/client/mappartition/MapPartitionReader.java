@@ -8,6 +8,8 @@ import io.sluice.protocol.MapBlockFormat;
 import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
+import io.sluice.protocol.PartitionRecords;
+import io.sluice.protocol.RecordTally;
 import io.sluice.protocol.proto.CloseStream;
 import io.sluice.protocol.proto.MapBuffer;
 import io.sluice.protocol.proto.MapPartitionRef;
@@ -32,6 +34,12 @@ import net.jpountz.lz4.LZ4FastDecompressor;
  * subpartition. Every block is verified ({@link MapBlockFormat}: header and CRC32C) before it is
  * handed out; one that fails fails the reader with an {@link IOException} naming the server, the
  * partition and the block's offset in the data file.
+ *
+ * <p>Completeness: when the writer reported integrity records with its commit ({@link
+ * PartitionRecords}, handed over by the server when the stream opens), the reader sums the same
+ * record per subpartition over the blocks it hands out and compares at the end of the stream: a
+ * block missing, duplicated, or from another attempt's file fails the reader like a checksum
+ * failure, naming the server, the partition, its data file, the subpartition and both records.
  *
  * <p>One consuming thread calls {@link #poll}; {@code onAvailable} runs on a network thread
  * whenever a buffer, the end or an error arrives.
@@ -71,6 +79,14 @@ public final class MapPartitionReader implements Closeable {
   private boolean endSeen;
   private boolean closed;
   private IOException failure;
+  // the writer's records of the stream's subpartitions, or null when it reported none
+  private PartitionRecords expected;
+  private int startSubpartition;
+  private int endSubpartition;
+  private boolean recordsCompared;
+
+  // consumer thread only: what the blocks handed out add up to, per subpartition
+  private final RecordTally read = new RecordTally();
 
   // consumer thread only
   private Received head;
@@ -127,6 +143,8 @@ public final class MapPartitionReader implements Closeable {
     }
     MapPartitionReader reader =
         new MapPartitionReader(context, id, server, connection, onAvailable);
+    reader.startSubpartition = startSubpartition;
+    reader.endSubpartition = endSubpartition;
     MapPartitionRef ref = id.ref();
     context
         .callAsync(
@@ -155,7 +173,17 @@ public final class MapPartitionReader implements Closeable {
 
   private void opened(Response r) {
     boolean closeNow;
+    PartitionRecords records = null;
+    if (r.getMapStream().getWithRecords()) {
+      try {
+        records = PartitionRecords.decode(r.getMapStream().getRecords(), "the records of " + id);
+      } catch (IllegalArgumentException e) {
+        fail(new IOException("the server sent malformed records: " + e.getMessage(), e));
+        return;
+      }
+    }
     synchronized (this) {
+      expected = records;
       streamId = r.getMapStream().getStreamId();
       backlog = r.getMapStream().getBacklog();
       closeNow = closed;
@@ -257,15 +285,98 @@ public final class MapPartitionReader implements Closeable {
         head = queue.poll();
         grantCredits();
         if (head == null) {
+          if (endSeen) {
+            compareRecords();
+          }
           return null;
         }
       }
     }
   }
 
-  /** True once every block was polled. */
+  /**
+   * True once every block was polled and what was read equals the writer's records; when it does
+   * not, false, and the next {@link #poll} throws the failure.
+   */
   public synchronized boolean isFinished() {
-    return endSeen && queue.isEmpty() && (head == null || !head.data.isReadable());
+    if (!(endSeen && queue.isEmpty() && (head == null || !head.data.isReadable()))) {
+      return false;
+    }
+    if (!recordsCompared) {
+      try {
+        compareRecords();
+      } catch (IOException e) {
+        onAvailable.run();
+        return false;
+      }
+    }
+    return failure == null;
+  }
+
+  /**
+   * Caller holds the lock; the stream has ended and every block was handed out. Compares what was
+   * read of each subpartition with the writer's records, once; a difference fails the reader.
+   */
+  private void compareRecords() throws IOException {
+    if (recordsCompared) {
+      if (failure != null) {
+        throw failure;
+      }
+      return;
+    }
+    recordsCompared = true;
+    if (expected == null) {
+      return;
+    }
+    int e = 0;
+    for (int s = startSubpartition; s <= endSubpartition; s++) {
+      while (e < expected.size() && expected.partition(e) < s) {
+        e++;
+      }
+      boolean has = e < expected.size() && expected.partition(e) == s;
+      int blocks = has ? expected.batches(e) : 0;
+      long bytes = has ? expected.bytes(e) : 0;
+      long checksum = has ? expected.checksum(e) : 0;
+      if (read.batches(s) == blocks && read.bytes(s) == bytes && read.checksum(s) == checksum) {
+        continue;
+      }
+      failure =
+          new IOException(
+              "Reading "
+                  + id
+                  + " from Sluice server "
+                  + ClientContext.format(server)
+                  + ": subpartition "
+                  + s
+                  + " of its data file "
+                  + fileName()
+                  + " was written as "
+                  + blocks
+                  + " blocks of "
+                  + bytes
+                  + " bytes (checksum "
+                  + Long.toHexString(checksum)
+                  + "), but the reader got "
+                  + read.batches(s)
+                  + " blocks of "
+                  + read.bytes(s)
+                  + " bytes (checksum "
+                  + Long.toHexString(read.checksum(s))
+                  + "): a block is missing, duplicated or from another attempt; the partition is"
+                  + " corrupt");
+      throw failure;
+    }
+  }
+
+  private String fileName() {
+    return id.appId()
+        + "/"
+        + id.shuffleId()
+        + "/map-"
+        + id.mapIndex()
+        + "-"
+        + id.attempt()
+        + ".data";
   }
 
   /** Closes the stream on the server and frees queued buffers; idempotent. */
@@ -347,6 +458,11 @@ public final class MapPartitionReader implements Closeable {
       rawLength = MapBlockFormat.uncompressedLength(buf, pos);
       length = MapBlockFormat.length(buf, pos);
       fileOffset = r.fileOffset + (pos - r.start);
+      read.add(
+          subpartition,
+          MapBlockFormat.HEADER_SIZE + length,
+          0,
+          MapBlockFormat.storedChecksum(buf, pos));
       buf.skipBytes(MapBlockFormat.HEADER_SIZE + length);
       return this;
     }

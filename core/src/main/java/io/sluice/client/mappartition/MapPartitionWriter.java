@@ -12,9 +12,12 @@ import io.sluice.protocol.MapBlockFormat;
 import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
+import io.sluice.protocol.PartitionRecords;
+import io.sluice.protocol.RecordTally;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.CommitMapPartition;
 import io.sluice.protocol.proto.MapPartitionRef;
+import io.sluice.protocol.proto.PartitionRecordList;
 import io.sluice.protocol.proto.RegionData;
 import io.sluice.protocol.proto.RegionFinish;
 import io.sluice.protocol.proto.RegionStart;
@@ -48,7 +51,14 @@ import org.slf4j.LoggerFactory;
  * credit is used up. A frame refused CONGESTED (server memory full) is sent again, with the frames
  * after it, after a backoff, so the server stores them in order. Any other failure fails the
  * writer: every later call throws it, naming the partition and server, and the engine reruns the
- * producer. Not thread safe: one producer thread.
+ * producer.
+ *
+ * <p>The commit carries the partition's integrity records ({@link PartitionRecords}): per
+ * subpartition, the blocks its readers will get (a broadcast region's for every subpartition),
+ * their bytes and the sum of {@code PartitionRecords.mix(0, crc32c)} over them. Blocks are counted
+ * as they are sealed; the commit is sent only once the server took every frame, so they are what it
+ * acknowledged. Readers compare what they read with them ({@link MapPartitionReader}). Not thread
+ * safe: one producer thread.
  */
 public final class MapPartitionWriter implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(MapPartitionWriter.class);
@@ -64,6 +74,9 @@ public final class MapPartitionWriter implements Closeable {
   private final int pushSize;
   private final Backoff backoff;
   private final long[] bytesPerSubpartition;
+  // blocks sealed, per subpartition (key) and in broadcast regions (key 0 of its own tally)
+  private final RecordTally blocks = new RecordTally();
+  private final RecordTally broadcastBlocks = new RecordTally();
   private TransportClient connection;
 
   // producer thread only
@@ -202,6 +215,7 @@ public final class MapPartitionWriter implements Closeable {
     MapBlockFormat.writeHeader(f, broadcast ? 0 : subpartition, MapBlockFormat.KIND_EVENT, n, n);
     f.writeBytes(event);
     MapBlockFormat.seal(f, headerAt);
+    countBlock(subpartition, f, headerAt);
     sendIfFull();
   }
 
@@ -213,6 +227,36 @@ public final class MapPartitionWriter implements Closeable {
     } else {
       bytesPerSubpartition[subpartition] += bytes;
     }
+  }
+
+  private void countBlock(int subpartition, ByteBuf f, int headerAt) {
+    (broadcast ? broadcastBlocks : blocks)
+        .add(
+            broadcast ? 0 : subpartition,
+            MapBlockFormat.HEADER_SIZE + MapBlockFormat.length(f, headerAt),
+            0,
+            MapBlockFormat.storedChecksum(f, headerAt));
+  }
+
+  /**
+   * The integrity records of the partition: per subpartition its own blocks plus, when there were
+   * broadcast regions, theirs.
+   */
+  private PartitionRecords records() {
+    if (broadcastBlocks.size() == 0) {
+      return blocks.toRecords();
+    }
+    int[] subs = new int[numSubpartitions];
+    int[] count = new int[numSubpartitions];
+    long[] bytes = new long[numSubpartitions];
+    long[] sums = new long[numSubpartitions];
+    for (int s = 0; s < numSubpartitions; s++) {
+      subs[s] = s;
+      count[s] = blocks.batches(s) + broadcastBlocks.batches(0);
+      bytes[s] = blocks.bytes(s) + broadcastBlocks.bytes(0);
+      sums[s] = blocks.checksum(s) + broadcastBlocks.checksum(0);
+    }
+    return PartitionRecords.of(subs, count, bytes, sums);
   }
 
   private void checkRegion(int subpartition) throws IOException {
@@ -249,6 +293,7 @@ public final class MapPartitionWriter implements Closeable {
     MapBlockFormat.setHeader(f, headerAt, subpartition, kind, n, length);
     f.writerIndex(payloadAt + length);
     MapBlockFormat.seal(f, headerAt);
+    countBlock(subpartition, f, headerAt);
     sendIfFull();
   }
 
@@ -423,6 +468,7 @@ public final class MapPartitionWriter implements Closeable {
       finishRegion();
     }
     int regions = regionsStarted;
+    PartitionRecordList records = records().encode();
     call(
         rid ->
             Messages.request(
@@ -431,6 +477,8 @@ public final class MapPartitionWriter implements Closeable {
                     .setRequestId(rid)
                     .setPartition(ref)
                     .setNumRegions(regions)
+                    .setWithRecords(true)
+                    .setSubpartitionRecords(records)
                     .build(),
                 rid),
         "commit");

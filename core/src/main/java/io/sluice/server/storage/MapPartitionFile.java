@@ -3,6 +3,7 @@ package io.sluice.server.storage;
 import io.netty.buffer.ByteBuf;
 import io.sluice.protocol.MapBlockFormat;
 import io.sluice.protocol.MapPartitionId;
+import io.sluice.protocol.PartitionRecords;
 import io.sluice.server.ServerMetrics;
 import io.sluice.server.memory.MemoryBudget;
 import java.io.IOException;
@@ -65,6 +66,13 @@ public final class MapPartitionFile {
   private String failure;
   private CompletableFuture<CommittedMapPartition> commit;
   private CommittedMapPartition committed;
+
+  /**
+   * What the writer reported per subpartition at commit (CommitMapPartition.subpartition_records),
+   * handed to readers; null when it reported none. Kept in memory only: after a restart the
+   * restored partition has none and its readers do not compare.
+   */
+  private volatile PartitionRecords records;
 
   // flusher thread only
   private FileChannel data;
@@ -316,6 +324,16 @@ public final class MapPartitionFile {
   }
 
   /** The committed partition, or null when it is not committed. */
+  /** Records the writer's integrity records, sent with the commit. */
+  public void setRecords(PartitionRecords records) {
+    this.records = records;
+  }
+
+  /** The writer's integrity records, or null when it reported none. */
+  public PartitionRecords records() {
+    return records;
+  }
+
   public synchronized CommittedMapPartition committed() {
     return committed;
   }

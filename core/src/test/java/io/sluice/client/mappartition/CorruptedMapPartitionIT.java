@@ -270,4 +270,115 @@ class CorruptedMapPartitionIT {
     before.write(second, 0, BLOCK);
     assertThat(read.toByteArray()).isEqualTo(before.toByteArray());
   }
+
+  /** Reads subpartitions [0, 1] until the end or a failure; returns the failure or null. */
+  private static Throwable readAll(
+      TestCluster cluster, MapPartitionId id, InetSocketAddress at, ByteArrayOutputStream read)
+      throws Exception {
+    Semaphore available = new Semaphore(0);
+    try (MapPartitionReader reader =
+        MapPartitionReader.open(
+            cluster.context(), id, at.getHostString(), at.getPort(), 0, 1, available::release)) {
+      return catchThrowable(
+          () -> {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!reader.isFinished()) {
+              assertThat(System.nanoTime()).as("the read ends in time").isLessThan(deadline);
+              MapPartitionReader.Block b = reader.poll();
+              if (b == null) {
+                available.tryAcquire(100, TimeUnit.MILLISECONDS);
+                continue;
+              }
+              ByteBuffer target = ByteBuffer.allocate(b.length());
+              b.readInto(target);
+              read.write(target.array());
+            }
+          });
+    }
+  }
+
+  /**
+   * A block replaced by a copy of another block of its subpartition (same size, so the index stays
+   * valid; every block still passes its CRC32C) fails the reader at the end of its stream: what it
+   * read of the subpartition differs from what the writer reported at commit. Before integrity
+   * records the copy was read as data.
+   */
+  @Test
+  void aBlockReplacedByAnotherIntactOneFailsItsReaderAtTheEnd() throws Exception {
+    // uncompressed, so that blocks of a subpartition have the same size
+    try (TestCluster plain =
+            TestCluster.start(
+                dir.resolve("plain"),
+                1,
+                Map.of(
+                    "sluice.push.compression", "none",
+                    "sluice.mapPartition.readBufferSize", "4k",
+                    "sluice.mapPartition.pushSize", "4k"));
+        MapPartitionPlacement places =
+            new MapPartitionPlacement(
+                plain.context(),
+                APP,
+                List.of(
+                    InetSocketAddress.createUnresolved(
+                        plain.addresses().get(0).getHost(), plain.addresses().get(0).getPort())),
+                lost -> {})) {
+      replacedBlock(plain, places);
+    }
+  }
+
+  private void replacedBlock(TestCluster cluster, MapPartitionPlacement placement)
+      throws Exception {
+    InetSocketAddress at = placement.place(13, 16, 16).get();
+    MapPartitionId id = new MapPartitionId(APP, 13, 3, 1);
+    byte[] first = bytes(0, 3 * BLOCK);
+    byte[] second = bytes(1, 3 * BLOCK);
+    try (MapPartitionWriter w =
+        MapPartitionWriter.open(
+            cluster.context(), id, at.getHostString(), at.getPort(), 2, BLOCK)) {
+      w.startRegion(false);
+      w.write(0, ByteBuffer.wrap(first));
+      w.write(1, ByteBuffer.wrap(second));
+      w.finishRegion();
+      w.startRegion(true);
+      w.write(0, ByteBuffer.wrap(bytes(2, BLOCK)));
+      w.finishRegion();
+      w.commit();
+    }
+    ByteArrayOutputStream intact = new ByteArrayOutputStream();
+    assertThat(readAll(cluster, id, at, intact)).isNull();
+    assertThat(intact.size()).isEqualTo(6 * BLOCK + 2 * BLOCK);
+
+    Path file;
+    try (Stream<Path> files = Files.walk(cluster.root())) {
+      file =
+          files
+              .filter(p -> p.getFileName().toString().equals("map-3-1.data"))
+              .findFirst()
+              .orElseThrow();
+    }
+    byte[] bytes = Files.readAllBytes(file);
+    ByteBuf blocks = Unpooled.wrappedBuffer(bytes);
+    int[] offsets = new int[6];
+    for (int b = 1; b < 6; b++) {
+      offsets[b] =
+          offsets[b - 1]
+              + MapBlockFormat.HEADER_SIZE
+              + MapBlockFormat.length(blocks, offsets[b - 1]);
+    }
+    // the fifth block (subpartition 1) becomes a copy of the fourth
+    assertThat(MapBlockFormat.subpartition(blocks, offsets[4])).isEqualTo(1);
+    System.arraycopy(bytes, offsets[3], bytes, offsets[4], MapBlockFormat.HEADER_SIZE + BLOCK);
+    Files.write(file, bytes);
+
+    Throwable failure = readAll(cluster, id, at, new ByteArrayOutputStream());
+
+    assertThat(failure)
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining(id.toString())
+        .hasMessageContaining(ClientContext.format(cluster.addresses().get(0)))
+        .hasMessageContaining("subpartition 1 of its data file " + APP + "/13/map-3-1.data")
+        .hasMessageContaining("written as 4 blocks")
+        .hasMessageContaining("the reader got 4 blocks")
+        .hasMessageContaining("checksum");
+  }
 }
