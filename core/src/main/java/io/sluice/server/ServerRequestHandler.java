@@ -157,10 +157,9 @@ final class ServerRequestHandler implements RequestHandler {
       case REPORT_CHECKSUM_FAILURE:
         {
           ReportChecksumFailure h = request.header(ReportChecksumFailure.class);
-          return registry.checksumFailure(
-                  h.getAppId(), h.getShuffleId(), h.getPartitionId(), h.getEpoch(), h.getReason())
+          return registry.checksumFailure(h)
               ? Messages.ok(h.getRequestId())
-              : Messages.error(h.getRequestId(), Status.NOT_FOUND, "no such committed split");
+              : Messages.error(h.getRequestId(), Status.NOT_FOUND, "no such committed file");
         }
       case REGISTER_SHUFFLE:
         {

@@ -15,6 +15,7 @@ import io.sluice.protocol.proto.MapBuffer;
 import io.sluice.protocol.proto.MapPartitionRef;
 import io.sluice.protocol.proto.OpenMapStream;
 import io.sluice.protocol.proto.ReadMapBuffer;
+import io.sluice.protocol.proto.ReportChecksumFailure;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.ServerAddress;
 import java.io.Closeable;
@@ -364,8 +365,40 @@ public final class MapPartitionReader implements Closeable {
                   + Long.toHexString(read.checksum(s))
                   + "): a block is missing, duplicated or from another attempt; the partition is"
                   + " corrupt");
+      reportToServer(failure.getMessage());
       throw failure;
     }
+  }
+
+  /**
+   * Tells the server that the partition's data file failed a check, so it counts the failure
+   * against the file's data directory (ReportChecksumFailure); best effort, without waiting.
+   */
+  private void reportToServer(String reason) {
+    if (connection == null) {
+      return;
+    }
+    MapPartitionRef ref = id.ref();
+    context
+        .callAsync(
+            connection,
+            rid ->
+                Messages.request(
+                    MessageType.REPORT_CHECKSUM_FAILURE,
+                    ReportChecksumFailure.newBuilder()
+                        .setRequestId(rid)
+                        .setAppId(ref.getAppId())
+                        .setShuffleId(ref.getShuffleId())
+                        .setMapPartition(ref)
+                        .setReason(reason.length() > 1000 ? reason.substring(0, 1000) : reason)
+                        .build(),
+                    rid))
+        .whenComplete(
+            (m, e) -> {
+              if (m != null) {
+                m.release();
+              }
+            });
   }
 
   private String fileName() {
@@ -492,6 +525,7 @@ public final class MapPartitionReader implements Closeable {
       synchronized (MapPartitionReader.this) {
         failure = e;
       }
+      reportToServer(e.getMessage());
       return e;
     }
 

@@ -1,6 +1,8 @@
 package io.sluice.server.storage;
 
 import io.sluice.common.Clock;
+import io.sluice.protocol.proto.MapPartitionRef;
+import io.sluice.protocol.proto.ReportChecksumFailure;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -124,13 +126,31 @@ public final class ShuffleRegistry {
   }
 
   /**
-   * A reader's report that a committed split fails its checks: counted against the directory of its
-   * file ({@link DataDirectories#checksumFailure}).
+   * A reader's report that a committed split or map partition fails its checks: counted against the
+   * directory of its file ({@link DataDirectories#checksumFailure}).
+   *
+   * @return false when there is no such committed file here
+   */
+  public boolean checksumFailure(ReportChecksumFailure report) {
+    if (report.hasMapPartition()) {
+      MapPartitionRef m = report.getMapPartition();
+      return mapPartitionChecksumFailure(
+          m.getAppId(), m.getShuffleId(), m.getMapIndex(), m.getAttempt(), report.getReason());
+    }
+    return checksumFailure(
+        report.getAppId(),
+        report.getShuffleId(),
+        report.getPartitionId(),
+        report.getEpoch(),
+        report.getReason());
+  }
+
+  /**
+   * A reader's report that a committed split fails its checks.
    *
    * @return false when there is no such committed split here
    */
-  public boolean checksumFailure(
-      String appId, int shuffleId, int partitionId, int epoch, String reason) {
+  boolean checksumFailure(String appId, int shuffleId, int partitionId, int epoch, String reason) {
     ServerShuffle shuffle = get(appId, shuffleId);
     CommittedSplitFile file = shuffle == null ? null : shuffle.committedSplit(partitionId, epoch);
     if (file == null) {
@@ -140,6 +160,25 @@ public final class ShuffleRegistry {
     dirs.checksumFailure(
         file.path(),
         "app " + appId + " shuffle " + shuffleId + " partition " + partitionId + ": " + what);
+    return true;
+  }
+
+  /**
+   * A reader's report that a committed map partition's data file fails its checks: counted against
+   * its directory ({@link DataDirectories#checksumFailure}).
+   *
+   * @return false when there is no such committed map partition here
+   */
+  boolean mapPartitionChecksumFailure(
+      String appId, int shuffleId, int mapIndex, int attempt, String reason) {
+    ServerShuffle shuffle = get(appId, shuffleId);
+    MapPartitionFile file = shuffle == null ? null : shuffle.mapPartition(mapIndex, attempt);
+    CommittedMapPartition committed = file == null ? null : file.committed();
+    if (committed == null) {
+      return false;
+    }
+    String what = reason.length() > 1000 ? reason.substring(0, 1000) + "..." : reason;
+    dirs.checksumFailure(committed.dataPath(), committed.key() + ": " + what);
     return true;
   }
 

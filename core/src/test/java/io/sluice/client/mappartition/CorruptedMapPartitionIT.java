@@ -20,6 +20,7 @@ import io.sluice.protocol.proto.RegisterShuffle;
 import io.sluice.protocol.proto.ServerAddress;
 import io.sluice.protocol.proto.Status;
 import io.sluice.server.ShuffleServer;
+import io.sluice.server.storage.DataDirectory;
 import io.sluice.testutil.TestCluster;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -380,5 +381,12 @@ class CorruptedMapPartitionIT {
         .hasMessageContaining("written as 4 blocks")
         .hasMessageContaining("the reader got 4 blocks")
         .hasMessageContaining("checksum");
+    // the reader told the server, which counts it against the file's directory
+    DataDirectory directory = cluster.server(0).dataDirectories().directoryOf(file);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (directory.checksumFailures() == 0 && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    assertThat(directory.checksumFailures()).isEqualTo(1);
   }
 }
