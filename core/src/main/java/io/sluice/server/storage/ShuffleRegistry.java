@@ -133,9 +133,15 @@ public final class ShuffleRegistry {
    */
   public boolean checksumFailure(ReportChecksumFailure report) {
     if (report.hasMapPartition()) {
+      // the application and shuffle are the report's own (app_id, shuffle_id), the one fact
+      // authorization checks; the ref only names the map attempt
       MapPartitionRef m = report.getMapPartition();
       return mapPartitionChecksumFailure(
-          m.getAppId(), m.getShuffleId(), m.getMapIndex(), m.getAttempt(), report.getReason());
+          report.getAppId(),
+          report.getShuffleId(),
+          m.getMapIndex(),
+          m.getAttempt(),
+          report.getReason());
     }
     return checksumFailure(
         report.getAppId(),
