@@ -92,7 +92,9 @@ final class ChecksumSetup implements AutoCloseable {
               context,
               coordinator,
               new CoordinatorClient(
-                  context, ClientContext.address("127.0.0.1", coordinator.port())),
+                  context,
+                  coordinator.appId(),
+                  ClientContext.address("127.0.0.1", coordinator.port())),
               new Records(options.seed),
               cpu,
               server.metrics(),

@@ -1,5 +1,6 @@
 package io.sluice.common;
 
+import io.sluice.auth.AuthConf;
 import io.sluice.client.ClientConf;
 import io.sluice.network.NetworkConf;
 import io.sluice.server.IntegrityConf;
@@ -19,6 +20,7 @@ public final class ConfigKeys {
     List<ConfigKey<?>> all = new ArrayList<>();
     all.addAll(ServerConf.KEYS);
     all.addAll(IntegrityConf.KEYS);
+    all.addAll(AuthConf.KEYS);
     all.addAll(NetworkConf.KEYS);
     all.addAll(ClientConf.KEYS);
     ALL = Collections.unmodifiableList(all);

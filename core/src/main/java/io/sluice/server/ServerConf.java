@@ -1,5 +1,6 @@
 package io.sluice.server;
 
+import io.sluice.auth.AuthConf;
 import io.sluice.common.ConfigKey;
 import io.sluice.common.SluiceConf;
 import java.nio.file.Path;
@@ -197,6 +198,7 @@ public final class ServerConf {
   private final int mapReadBufferSize;
   private final int mapReadBuffers;
   private final IntegrityConf integrity;
+  private final AuthConf auth;
 
   public ServerConf(SluiceConf conf) {
     this.host = conf.get(HOST);
@@ -306,6 +308,10 @@ public final class ServerConf {
       throw new IllegalArgumentException(MAP_READ_BUFFERS + " must be at least 1");
     }
     this.integrity = new IntegrityConf(conf);
+    this.auth = new AuthConf(conf);
+    if (auth.enabled()) {
+      auth.requireClusterSecret();
+    }
   }
 
   public String host() {
@@ -418,5 +424,10 @@ public final class ServerConf {
   /** The integrity settings ({@code sluice.integrity.*}), read from the same configuration. */
   public IntegrityConf integrity() {
     return integrity;
+  }
+
+  /** The authentication settings ({@code sluice.auth.*}), read from the same configuration. */
+  public AuthConf auth() {
+    return auth;
   }
 }

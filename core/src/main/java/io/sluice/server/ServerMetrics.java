@@ -27,6 +27,7 @@ public final class ServerMetrics {
   private final Counter mapReads;
   private final Counter mapReadsInOrder;
   private final Counter checksumFailures;
+  private final Meter authFailures;
 
   public ServerMetrics(MetricRegistry registry, MemoryBudget memory) {
     this.registry = registry;
@@ -42,6 +43,7 @@ public final class ServerMetrics {
     this.mapReads = registry.counter(PREFIX + "mapReads");
     this.mapReadsInOrder = registry.counter(PREFIX + "mapReadsInOrder");
     this.checksumFailures = registry.counter(PREFIX + "checksumFailures");
+    this.authFailures = registry.meter(PREFIX + "authFailures");
     registry.register(PREFIX + "memoryHeld", (Gauge<Long>) memory::held);
     registry.register(PREFIX + "memoryPeak", (Gauge<Long>) memory::peak);
     registry.register(PREFIX + "memoryMax", (Gauge<Long>) memory::max);
@@ -125,6 +127,11 @@ public final class ServerMetrics {
    */
   public Counter checksumFailures() {
     return checksumFailures;
+  }
+
+  /** Requests refused FORBIDDEN and failed authentications (sluice.auth.enabled). */
+  public Meter authFailures() {
+    return authFailures;
   }
 
   /** Read streams open on the server. */

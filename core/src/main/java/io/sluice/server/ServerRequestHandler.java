@@ -190,6 +190,15 @@ final class ServerRequestHandler implements RequestHandler {
           answerWhenDone(channel, h.getRequestId(), registry.unregisterApplication(h.getAppId()));
           return null;
         }
+      case AUTH_HELLO:
+      case AUTH_PROOF:
+        // with sluice.auth.enabled the connection's gate answers these before they get here
+        return Messages.error(
+            request.requestId(),
+            Status.BAD_REQUEST,
+            type
+                + " is not a request this server answers: it does not authenticate connections"
+                + " (sluice.auth.enabled=false)");
       default:
         return Messages.error(
             request.requestId(),

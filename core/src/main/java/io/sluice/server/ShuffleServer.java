@@ -1,8 +1,11 @@
 package io.sluice.server;
 
 import com.codahale.metrics.MetricRegistry;
+import io.netty.channel.ChannelHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.internal.PlatformDependent;
+import io.sluice.auth.AppKeys;
+import io.sluice.auth.ServerAuthenticator;
 import io.sluice.common.Clock;
 import io.sluice.network.NetworkConf;
 import io.sluice.network.TransportServer;
@@ -27,6 +30,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,6 +63,16 @@ public final class ShuffleServer implements Closeable {
   private final TransportServer transport;
   private final String advertisedHost;
   private volatile boolean closed;
+
+  /** Each connection's authentication gate, or null without sluice.auth.enabled. */
+  private Supplier<ChannelHandler> authGate(ServerConf conf) {
+    if (!conf.auth().enabled()) {
+      return null;
+    }
+    AppKeys keys = new RegisteredAppKeys(registry, conf.auth().requireClusterSecret());
+    return () ->
+        new ServerAuthenticator("sluice-server", keys, () -> metrics.authFailures().mark());
+  }
 
   /** Bytes of a frame a chunk leaves for the frame's prefix and response header. */
   private static final int CHUNK_RESPONSE_HEADROOM = 4096;
@@ -146,7 +160,8 @@ public final class ShuffleServer implements Closeable {
               conf.host(),
               conf.port(),
               networkConf.maxControlFrameSize(),
-              memory);
+              memory,
+              authGate(conf));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       closeQuietly();

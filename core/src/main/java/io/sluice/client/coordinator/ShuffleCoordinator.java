@@ -1,6 +1,11 @@
 package io.sluice.client.coordinator;
 
+import io.netty.channel.ChannelHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.sluice.auth.AppKeys;
+import io.sluice.auth.AuthCodes;
+import io.sluice.auth.AuthConf;
+import io.sluice.auth.ServerAuthenticator;
 import io.sluice.client.ClientConf;
 import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
@@ -40,6 +45,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -111,7 +117,8 @@ public final class ShuffleCoordinator implements Closeable {
               bindHost,
               context.conf().coordinatorPort(),
               Math.min(MAX_REQUEST_SIZE, context.networkConf().maxFrameSize()),
-              null);
+              null,
+              endpointGate(appId, context.auth()));
     } catch (InterruptedException e) {
       requests.shutdownNow();
       Thread.currentThread().interrupt();
@@ -204,7 +211,8 @@ public final class ShuffleCoordinator implements Closeable {
 
   private void registerOn(ServerAddress server, int shuffleId, int numMaps, int numPartitions)
       throws IOException, StatusException {
-    context.call(server, ServerRequests.registerShuffle(appId, shuffleId, numMaps, numPartitions));
+    context.call(
+        appId, server, ServerRequests.registerShuffle(appId, shuffleId, numMaps, numPartitions));
     registeredServers.add(server);
   }
 
@@ -346,6 +354,7 @@ public final class ShuffleCoordinator implements Closeable {
       ServerAddress server, int shuffleId, SplitCursor resume, List<CommittedSplit> into) {
     return context
         .callAsync(
+            appId,
             server,
             id -> {
               CommitShuffle.Builder request =
@@ -369,6 +378,20 @@ public final class ShuffleCoordinator implements Closeable {
                   ? commitPage(server, shuffleId, page.getNext(), into)
                   : CompletableFuture.completedFuture(into);
             });
+  }
+
+  /**
+   * With authentication, the endpoint serves only connections that prove they hold this
+   * application's key; a coordinator must also hold the cluster secret, to register the key at the
+   * servers.
+   */
+  private static Supplier<ChannelHandler> endpointGate(String appId, AuthConf auth) {
+    if (!auth.enabled()) {
+      return null;
+    }
+    auth.requireClusterSecret();
+    AppKeys keys = AppKeys.single(appId, AuthCodes.appKey(auth.requireAppSecret(), appId));
+    return () -> new ServerAuthenticator("sluice-coordinator-" + appId, keys, () -> {});
   }
 
   /** The commit of a shuffle, completing when it is done. */
@@ -528,6 +551,7 @@ public final class ShuffleCoordinator implements Closeable {
     for (ServerAddress server : s.servers()) {
       try {
         context.call(
+            appId,
             server,
             id ->
                 Messages.request(
@@ -562,7 +586,7 @@ public final class ShuffleCoordinator implements Closeable {
   private void releaseNow(String earlierAppId) {
     for (ServerAddress server : servers) {
       context
-          .callAsync(server, ServerRequests.unregisterApplication(earlierAppId))
+          .callAsync(earlierAppId, server, ServerRequests.unregisterApplication(earlierAppId))
           .whenComplete(
               (m, e) -> {
                 if (m != null) {
@@ -584,7 +608,7 @@ public final class ShuffleCoordinator implements Closeable {
     requests.shutdown();
     for (ServerAddress server : registeredServers) {
       try {
-        context.call(server, ServerRequests.unregisterApplication(appId));
+        context.call(appId, server, ServerRequests.unregisterApplication(appId));
       } catch (IOException | StatusException e) {
         LOG.warn(
             "Could not unregister application {} on {}: {}",

@@ -192,7 +192,10 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
   private void readRecord(RecoveredState state, String key, byte[] value)
       throws InvalidProtocolBufferException {
     if (key.startsWith(StateKeys.APP)) {
-      state.addApplication(Ids.checkAppId(StateApplication.parseFrom(value).getAppId()));
+      StateApplication app = StateApplication.parseFrom(value);
+      state.addApplication(
+          Ids.checkAppId(app.getAppId()),
+          app.getAuthKey().isEmpty() ? null : app.getAuthKey().toByteArray());
     } else if (key.startsWith(StateKeys.SHUFFLE)) {
       StateShuffle s = StateShuffle.parseFrom(value);
       state.markStageCommitted(
@@ -230,14 +233,15 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
   }
 
   @Override
-  public void applicationRegistered(String appId) {
+  public void applicationRegistered(String appId, byte[] authKey) {
+    StateApplication.Builder record = StateApplication.newBuilder().setAppId(appId);
+    if (authKey != null) {
+      record.setAuthKey(com.google.protobuf.ByteString.copyFrom(authKey));
+    }
     write(
         "register application " + appId,
         false,
-        batch ->
-            batch.put(
-                StateKeys.app(appId),
-                StateApplication.newBuilder().setAppId(appId).build().toByteArray()));
+        batch -> batch.put(StateKeys.app(appId), record.build().toByteArray()));
   }
 
   private static byte[] shuffleRecord(
