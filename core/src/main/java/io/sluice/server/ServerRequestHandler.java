@@ -2,6 +2,7 @@ package io.sluice.server;
 
 import io.netty.channel.Channel;
 import io.netty.channel.DefaultFileRegion;
+import io.sluice.common.CrashPoints;
 import io.sluice.common.Ids;
 import io.sluice.network.Message;
 import io.sluice.network.RequestHandler;
@@ -264,6 +265,7 @@ final class ServerRequestHandler implements RequestHandler {
                         "commit of " + shuffle + " failed: " + error.getMessage()));
                 return;
               }
+              CrashPoints.reach(CrashPoints.COMMIT_BEFORE_ANSWER);
               channel.writeAndFlush(
                   Messages.response(
                       Response.newBuilder()

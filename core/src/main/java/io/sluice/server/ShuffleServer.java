@@ -217,7 +217,9 @@ public final class ShuffleServer implements Closeable {
   /** Visible for tests: runs one expiry pass now. */
   void expireApplications() {
     try {
-      registry.expire(conf.appTimeoutMillis()).get(60, TimeUnit.SECONDS);
+      registry
+          .expire(conf.appTimeoutMillis(), () -> metrics.applicationsExpired().mark())
+          .get(60, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException | RuntimeException e) {

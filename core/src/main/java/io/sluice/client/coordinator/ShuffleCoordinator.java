@@ -13,6 +13,7 @@ import io.sluice.client.ServerHeartbeats;
 import io.sluice.client.ServerRequests;
 import io.sluice.common.Clock;
 import io.sluice.common.Ids;
+import io.sluice.network.Message;
 import io.sluice.network.TransportServer;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
@@ -38,6 +39,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -45,6 +47,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -168,22 +171,46 @@ public final class ShuffleCoordinator implements Closeable {
       throw new IllegalArgumentException(
           Ids.shuffle(appId, shuffleId) + " is taken by a later generation of another shuffle");
     }
+    // every server at once: a silent one costs one request timeout, not one per server before it
+    List<ServerAddress> candidates = exclusions.usable(servers);
+    List<CompletableFuture<Message>> answers = new ArrayList<>();
+    for (ServerAddress s : candidates) {
+      answers.add(
+          context.callAsync(
+              appId, s, ServerRequests.registerShuffle(appId, shuffleId, numMaps, numPartitions)));
+    }
+    long deadline =
+        System.nanoTime()
+            + TimeUnit.MILLISECONDS.toNanos(context.networkConf().requestTimeoutMillis() + 1000);
     List<ServerAddress> usable = new ArrayList<>();
     IOException lastError = null;
-    for (ServerAddress s : exclusions.usable(servers)) {
+    for (int i = 0; i < candidates.size(); i++) {
+      ServerAddress s = candidates.get(i);
+      String failure;
       try {
-        registerOn(s, shuffleId, numMaps, numPartitions);
+        answers
+            .get(i)
+            .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+            .release();
+        registeredServers.add(s);
         usable.add(s);
-      } catch (IOException | StatusException e) {
-        exclusions.exclude(
-            s, "registering " + Ids.shuffle(appId, shuffleId) + ": " + e.getMessage());
-        LOG.warn(
-            "Server {} refused {}; placing its partitions elsewhere: {}",
-            ClientContext.format(s),
-            Ids.shuffle(appId, shuffleId),
-            e.getMessage());
-        lastError = new IOException(e.getMessage(), e);
+        continue;
+      } catch (ExecutionException e) {
+        failure = String.valueOf(e.getCause() == null ? e : e.getCause().getMessage());
+      } catch (TimeoutException e) {
+        answers.get(i).cancel(false);
+        failure = "no answer within sluice.network.requestTimeout";
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted registering " + Ids.shuffle(appId, shuffleId), e);
       }
+      exclusions.exclude(s, "registering " + Ids.shuffle(appId, shuffleId) + ": " + failure);
+      LOG.warn(
+          "Server {} refused {}; placing its partitions elsewhere: {}",
+          ClientContext.format(s),
+          Ids.shuffle(appId, shuffleId),
+          failure);
+      lastError = new IOException(ClientContext.format(s) + ": " + failure);
     }
     if (usable.isEmpty()) {
       throw new IOException(

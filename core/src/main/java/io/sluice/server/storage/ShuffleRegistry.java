@@ -206,6 +206,11 @@ public final class ShuffleRegistry {
    * @return completes when their files are deleted
    */
   public CompletableFuture<Void> expire(long timeoutMillis) {
+    return expire(timeoutMillis, () -> {});
+  }
+
+  /** Like {@link #expire(long)}, running {@code onExpired} once per expired application. */
+  public CompletableFuture<Void> expire(long timeoutMillis, Runnable onExpired) {
     long now = clock.millis();
     List<CompletableFuture<Void>> expired = new ArrayList<>();
     for (Application app : apps.values()) {
@@ -217,6 +222,7 @@ public final class ShuffleRegistry {
             now - app.lastHeard,
             timeoutMillis,
             app.shuffles.size());
+        onExpired.run();
         expired.add(unregisterApplication(app.appId));
       }
     }
