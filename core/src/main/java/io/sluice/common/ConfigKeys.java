@@ -2,6 +2,7 @@ package io.sluice.common;
 
 import io.sluice.client.ClientConf;
 import io.sluice.network.NetworkConf;
+import io.sluice.network.TlsConf;
 import io.sluice.server.IntegrityConf;
 import io.sluice.server.ServerConf;
 import java.util.ArrayList;
@@ -20,6 +21,7 @@ public final class ConfigKeys {
     all.addAll(ServerConf.KEYS);
     all.addAll(IntegrityConf.KEYS);
     all.addAll(NetworkConf.KEYS);
+    all.addAll(TlsConf.KEYS);
     all.addAll(ClientConf.KEYS);
     ALL = Collections.unmodifiableList(all);
   }

@@ -2,6 +2,7 @@ package io.sluice.common;
 
 import io.sluice.client.ClientConf;
 import io.sluice.network.NetworkConf;
+import io.sluice.network.TlsConf;
 import io.sluice.server.IntegrityConf;
 import io.sluice.server.ServerConf;
 import java.io.IOException;
@@ -32,6 +33,9 @@ public final class DefaultsFile {
     SECTIONS.put(
         IntegrityConf.KEYS, "Data integrity: checksums of batches and blocks on the server.");
     SECTIONS.put(NetworkConf.KEYS, "Transport, shared by servers and clients.");
+    SECTIONS.put(
+        TlsConf.KEYS,
+        "TLS on every port (shuffle servers, coordinator endpoint, metrics), servers and clients.");
     SECTIONS.put(ClientConf.KEYS, "Client library: pushing, reading, the lifecycle coordinator.");
   }
 
