@@ -91,8 +91,10 @@ final class TlsErrors extends ChannelInboundHandlerAdapter {
               + ")",
           cause);
     }
+    String lower = String.valueOf(detail).toLowerCase(Locale.ROOT);
     if (has(cause, ClosedChannelException.class)
-        || String.valueOf(detail).toLowerCase(Locale.ROOT).contains("closed")) {
+        || lower.contains("closed")
+        || lower.contains("reset")) {
       return new IOException(
           "it closed the connection during the TLS handshake: check that it runs with "
               + TlsConf.ENABLED
@@ -104,7 +106,13 @@ final class TlsErrors extends ChannelInboundHandlerAdapter {
           cause);
     }
     return new IOException(
-        "TLS handshake failed: " + detail + " (check " + TlsConf.PROTOCOLS + " on both sides)",
+        "TLS handshake failed: "
+            + detail
+            + " (check that the server runs with "
+            + TlsConf.ENABLED
+            + "=true and that both sides accept one of "
+            + TlsConf.PROTOCOLS
+            + ")",
         cause);
   }
 
