@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.stream.Stream;
 
 /**
@@ -18,8 +19,8 @@ import java.util.stream.Stream;
  * server, against the raw write+fsync rate of the same directory measured in the same run. For each
  * pusher count it runs one shuffle with that many concurrent map tasks, verifies every record read
  * back, and reports ingest and read rates and CPU per GiB. With {@code --checksums both} it does
- * all that twice, without and with batch checksums, and compares the two. The last line printed is
- * one JSON object.
+ * all that twice, without and with batch checksums, and compares the two; with {@code --tls}, plain
+ * and over TLS. The last line printed is one JSON object.
  */
 public final class ServerBenchmark {
   static final String NAME = "server";
@@ -100,13 +101,19 @@ public final class ServerBenchmark {
     out.println("raw disk (after the shuffles): " + rawAfter);
     double rawDiskMBps = Math.max(rawBefore.mbps(), rawAfter.mbps());
     for (ChecksumRun run : runs) {
-      if (runs.size() > 1) {
+      if (options.tls) {
+        out.println();
+        out.println(run.tls ? "TLS (sluice.tls.enabled, TLSv1.3, JDK provider):" : "plain:");
+      } else if (runs.size() > 1) {
         out.println();
         out.println("checksums " + run.describe() + ":");
       }
       printResults(run.results, rawDiskMBps, run.serverCpuSupported, run.memoryPeak);
     }
-    if (runs.size() > 1) {
+    if (options.tls) {
+      out.println();
+      out.println(ChecksumRun.tlsComparison(runs.get(0), runs.get(1)));
+    } else if (runs.size() > 1) {
       out.println();
       out.println(ChecksumRun.comparison(runs.get(0), runs.get(1)));
     }
@@ -126,13 +133,23 @@ public final class ServerBenchmark {
   private List<ChecksumRun> runShuffles(Path dir, List<Integer> pusherCounts)
       throws IOException, InterruptedException {
     List<Boolean> settings = options.checksumRuns();
+    List<Boolean> tlsRuns = options.tlsRuns();
     CpuMeter cpu = new CpuMeter();
     List<ChecksumSetup> setups = new ArrayList<>();
     try {
+      Map<String, String> tlsSettings =
+          options.tls ? BenchCertificates.create(dir.resolve("certificates")) : Map.of();
       for (boolean checksums : settings) {
-        Path setupDir =
-            settings.size() > 1 ? dir.resolve(checksums ? "checksums-on" : "checksums-off") : dir;
-        setups.add(ChecksumSetup.open(options, setupDir, checksums, cpu));
+        for (boolean tls : tlsRuns) {
+          Path setupDir = dir;
+          if (settings.size() > 1) {
+            setupDir = dir.resolve(checksums ? "checksums-on" : "checksums-off");
+          } else if (tlsRuns.size() > 1) {
+            setupDir = dir.resolve(tls ? "tls" : "plain");
+          }
+          setups.add(
+              ChecksumSetup.open(options, setupDir, checksums, tls ? tlsSettings : Map.of(), cpu));
+        }
       }
       if (options.warmupBytes > 0) {
         int pushers = pusherCounts.get(pusherCounts.size() - 1);
@@ -176,6 +193,9 @@ public final class ServerBenchmark {
   }
 
   private String label(ChecksumSetup setup) {
+    if (options.tls) {
+      return setup.run.tls ? " (TLS)" : " (plain)";
+    }
     return options.checksumRuns().size() > 1
         ? " (checksums " + (setup.run.checksums ? "on" : "off") + ")"
         : "";
@@ -195,12 +215,13 @@ public final class ServerBenchmark {
     out.printf(
         Locale.ROOT,
         "shuffle-bench server: %s per run, %d partitions, pushers %s, compression %s,"
-            + " checksums %s, server memory %s, %d reader threads%n",
+            + " checksums %s%s, server memory %s, %d reader threads%n",
         size(options.sizeBytes),
         options.partitions,
         pusherCounts,
         options.compression,
         options.checksums,
+        options.tls ? ", plain and TLS" : "",
         size(options.memoryBytes),
         options.readers);
     if (!options.conf.isEmpty()) {
@@ -241,7 +262,8 @@ public final class ServerBenchmark {
     out.println(
         "Client and server share this JVM: 'proc CPU' is the whole process (map tasks generating"
             + " and copying records, readers verifying them, GC, JIT); 'srv CPU' counts only the"
-            + " server's threads (sluice-server-*, sluice-flusher-*, sluice-housekeeping)"
+            + " server's threads (sluice-server-*, sluice-flusher-*, sluice-housekeeping,"
+            + " sluice-chunk-reader-*)"
             + (serverCpu ? "." : ", which this JVM cannot measure."));
     out.println(
         "Reads come from the page cache: the data was just written and dropping caches is not"
@@ -258,7 +280,7 @@ public final class ServerBenchmark {
       double rawAfter,
       double rawDiskMBps,
       boolean verified) {
-    // the headline is the last run: with checksums on when both ran
+    // the headline is the last run: with checksums on when both ran, over TLS with --tls
     ChecksumRun last = runs.get(runs.size() - 1);
     List<RoundResult> results = last.results;
     RoundResult headline =
@@ -300,7 +322,19 @@ public final class ServerBenchmark {
       s.append(i == 0 ? "" : ",").append(results.get(i).toJson(rawDiskMBps));
     }
     s.append(']');
-    if (runs.size() > 1) {
+    s.append(",\"tls\":").append(options.tls);
+    if (options.tls) {
+      ChecksumRun plain = runs.get(0);
+      ChecksumRun tls = runs.get(1);
+      s.append(",\"plainRun\":").append(plain.toJson(rawDiskMBps));
+      s.append(",\"tlsRun\":").append(tls.toJson(rawDiskMBps));
+      s.append(",\"tlsIngestRatio\":").append(Json.num(tls.ingestMBps() / plain.ingestMBps()));
+      s.append(",\"tlsReadRatio\":").append(Json.num(tls.readMBps() / plain.readMBps()));
+      s.append(",\"tlsServerCpuRatio\":")
+          .append(Json.num(tls.serverCpuSecPerGiB() / plain.serverCpuSecPerGiB()));
+      s.append(",\"tlsProcessCpuRatio\":")
+          .append(Json.num(tls.processCpuSecPerGiB() / plain.processCpuSecPerGiB()));
+    } else if (runs.size() > 1) {
       ChecksumRun off = runs.get(0);
       ChecksumRun on = runs.get(1);
       s.append(",\"checksumsOff\":").append(off.toJson(rawDiskMBps));

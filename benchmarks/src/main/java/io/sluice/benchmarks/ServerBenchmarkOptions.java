@@ -63,6 +63,14 @@ public final class ServerBenchmarkOptions {
               + " ingestRatio)")
   String checksums = "on";
 
+  @Parameter(
+      names = "--tls",
+      description =
+          "Run every round twice, plain and over TLS (sluice.tls.*, a self-signed certificate made"
+              + " with keytool for this run), on a server each, their rounds taking turns; the last"
+              + " JSON line compares them: tlsIngestRatio, tlsReadRatio (TLS over plain)")
+  boolean tls;
+
   @Parameter(names = "--seed", description = "Seed of the record generator")
   long seed = 0x5eed;
 
@@ -107,6 +115,11 @@ public final class ServerBenchmarkOptions {
       default:
         return List.of(true);
     }
+  }
+
+  /** Whether each run is over TLS, in run order: plain before TLS with --tls. */
+  List<Boolean> tlsRuns() {
+    return tls ? List.of(false, true) : List.of(false);
   }
 
   /** The pusher counts, in the order given. */
@@ -163,6 +176,13 @@ public final class ServerBenchmarkOptions {
     checksums = checksums.toLowerCase(Locale.ROOT);
     if (!List.of("on", "off", "both").contains(checksums)) {
       throw new ParameterException("--checksums must be on, off or both, not " + checksums);
+    }
+    if (tls && checksums.equals("both")) {
+      throw new ParameterException(
+          "--tls compares plain with TLS; use it with --checksums on or off");
+    }
+    if (settings().keySet().stream().anyMatch(k -> k.startsWith("sluice.tls."))) {
+      throw new ParameterException("--conf: use --tls instead of sluice.tls.* settings");
     }
     compression = compression.toLowerCase(Locale.ROOT);
     try {

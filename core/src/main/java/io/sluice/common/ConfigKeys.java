@@ -3,6 +3,7 @@ package io.sluice.common;
 import io.sluice.auth.AuthConf;
 import io.sluice.client.ClientConf;
 import io.sluice.network.NetworkConf;
+import io.sluice.network.TlsConf;
 import io.sluice.server.IntegrityConf;
 import io.sluice.server.ServerConf;
 import java.util.ArrayList;
@@ -22,6 +23,7 @@ public final class ConfigKeys {
     all.addAll(IntegrityConf.KEYS);
     all.addAll(AuthConf.KEYS);
     all.addAll(NetworkConf.KEYS);
+    all.addAll(TlsConf.KEYS);
     all.addAll(ClientConf.KEYS);
     ALL = Collections.unmodifiableList(all);
   }

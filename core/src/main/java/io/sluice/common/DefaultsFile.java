@@ -3,6 +3,7 @@ package io.sluice.common;
 import io.sluice.auth.AuthConf;
 import io.sluice.client.ClientConf;
 import io.sluice.network.NetworkConf;
+import io.sluice.network.TlsConf;
 import io.sluice.server.IntegrityConf;
 import io.sluice.server.ServerConf;
 import java.io.IOException;
@@ -36,6 +37,9 @@ public final class DefaultsFile {
         AuthConf.KEYS,
         "Authentication: who may act for an application (see the README's security section).");
     SECTIONS.put(NetworkConf.KEYS, "Transport, shared by servers and clients.");
+    SECTIONS.put(
+        TlsConf.KEYS,
+        "TLS on every port (shuffle servers, coordinator endpoint, metrics), servers and clients.");
     SECTIONS.put(ClientConf.KEYS, "Client library: pushing, reading, the lifecycle coordinator.");
   }
 

@@ -71,6 +71,7 @@ public final class TransportClientPool implements Closeable {
                 new ChannelInitializer<SocketChannel>() {
                   @Override
                   protected void initChannel(SocketChannel ch) {
+                    conf.tls().addClientHandler(ch);
                     ch.pipeline()
                         .addLast("encoder", FrameEncoder.INSTANCE)
                         .addLast("decoder", new FrameDecoder(schema, conf.maxFrameSize()))
@@ -163,8 +164,7 @@ public final class TransportClientPool implements Closeable {
       String host, int port, String key, String principal) {
     CompletableFuture<TransportClient> result = new CompletableFuture<>();
     // CONNECT_TIMEOUT_MILLIS bounds the attempt: Netty fails the future when it passes.
-    bootstrap
-        .connect(host, port)
+    Tls.whenSecured(bootstrap.connect(host, port))
         .addListener(
             (ChannelFuture future) -> {
               if (future.isSuccess()) {

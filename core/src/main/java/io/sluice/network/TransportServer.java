@@ -13,6 +13,7 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.DecoderException;
+import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -84,6 +85,7 @@ public final class TransportServer implements Closeable {
       Supplier<ChannelHandler> gate)
       throws InterruptedException {
     this.name = name;
+    SslContext tls = conf.tls().serverContext(name); // null when TLS is off
     this.bossGroup = Transports.newEventLoopGroup(conf, 1, name + "-accept");
     this.workerGroup = Transports.newEventLoopGroup(conf, conf.ioThreads(), name + "-io");
     ServerBootstrap bootstrap =
@@ -104,6 +106,7 @@ public final class TransportServer implements Closeable {
                       return;
                     }
                     channels.add(ch);
+                    Tls.addServerHandler(ch, tls);
                     ch.pipeline()
                         .addLast(
                             "idle",

@@ -23,8 +23,8 @@ public final class ServerConf {
       ConfigKey.integer(
           "sluice.metrics.port",
           9291,
-          "The daemon serves Prometheus metrics at http://<host>:<port>/metrics; 0 picks a port,"
-              + " -1 turns it off.");
+          "The daemon serves Prometheus metrics at http://<host>:<port>/metrics (https with"
+              + " sluice.tls.enabled); 0 picks a port, -1 turns it off.");
   public static final ConfigKey<String> DIRS =
       ConfigKey.string(
           "sluice.server.dirs",

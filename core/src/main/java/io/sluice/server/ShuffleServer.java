@@ -12,6 +12,7 @@ import io.sluice.network.TransportServer;
 import io.sluice.protocol.SluiceProtocol;
 import io.sluice.server.memory.DirectMemoryLimit;
 import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.read.ChunkReader;
 import io.sluice.server.read.MapStreams;
 import io.sluice.server.read.ReadStreams;
 import io.sluice.server.sort.MapRangeReads;
@@ -58,6 +59,7 @@ public final class ShuffleServer implements Closeable {
   private final ShuffleRegistry registry;
   private final ReadStreams streams;
   private final MapRangeReads rangeReads;
+  private final ChunkReader chunkReader;
   private final MapStreams mapStreams;
   private final ScheduledExecutorService housekeeping;
   private final TransportServer transport;
@@ -127,6 +129,7 @@ public final class ShuffleServer implements Closeable {
         Executors.newSingleThreadScheduledExecutor(
             new DefaultThreadFactory("sluice-housekeeping", true));
     this.rangeReads = MapRangeReads.start(conf.chunkSize(), metricRegistry);
+    this.chunkReader = new ChunkReader(Math.max(2, networkConf.ioThreads()));
     FlowControl flowControl = new FlowControl(memory, registry, housekeeping);
     memory.setListener(flowControl);
     this.mapStreams =
@@ -149,7 +152,8 @@ public final class ShuffleServer implements Closeable {
             rangeReads,
             mapStreams,
             conf.mapWriteCredits(),
-            conf.integrity());
+            conf.integrity(),
+            chunkReader);
     try {
       this.transport =
           new TransportServer(
@@ -331,6 +335,7 @@ public final class ShuffleServer implements Closeable {
   private void closeQuietly() {
     housekeeping.shutdownNow();
     rangeReads.close();
+    chunkReader.close();
     mapStreams.close();
     if (transport != null) {
       transport.close();
