@@ -1,5 +1,8 @@
 package io.sluice.common;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * Named points in the server's commit path where a crash test can make the process die at once, as
  * {@code kill -9} would: no shutdown hook runs, nothing is flushed or answered. A JVM started with
@@ -19,6 +22,8 @@ public final class CrashPoints {
   /** Every split of a commit is committed and recorded, before the answer is sent. */
   public static final String COMMIT_BEFORE_ANSWER = "commit.beforeAnswer";
 
+  private static final Logger LOG = LoggerFactory.getLogger(CrashPoints.class);
+
   private static final String AT = System.getProperty("sluice.test.crashAt", "");
 
   private CrashPoints() {}
@@ -26,8 +31,7 @@ public final class CrashPoints {
   /** Halts the JVM when it was started to crash at {@code point}. */
   public static void reach(String point) {
     if (!AT.isEmpty() && AT.equals(point)) {
-      System.err.println("sluice.test.crashAt: halting at " + point);
-      System.err.flush();
+      LOG.error("sluice.test.crashAt: halting at {}", point);
       Runtime.getRuntime().halt(137);
     }
   }

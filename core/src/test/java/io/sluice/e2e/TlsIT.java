@@ -122,7 +122,10 @@ class TlsIT {
       String server = "127.0.0.1:" + cluster.server(0).port();
       try (ClientContext client = new ClientContext(clientConf)) {
         ServerAddress address = ClientContext.address("127.0.0.1", cluster.server(0).port());
-        assertThatThrownBy(() -> client.call(address, ServerRequests.heartbeat(TestCluster.APP_ID)))
+        assertThatThrownBy(
+                () ->
+                    client.call(
+                        TestCluster.APP_ID, address, ServerRequests.heartbeat(TestCluster.APP_ID)))
             .isInstanceOf(IOException.class)
             .hasMessageContaining("Sluice server " + server)
             .hasMessageContaining("certificate is not trusted")
@@ -130,7 +133,9 @@ class TlsIT {
         String coordinator = "127.0.0.1:" + cluster.coordinator().port();
         CoordinatorClient toCoordinator =
             new CoordinatorClient(
-                client, ClientContext.address("127.0.0.1", cluster.coordinator().port()));
+                client,
+                TestCluster.APP_ID,
+                ClientContext.address("127.0.0.1", cluster.coordinator().port()));
         assertThatThrownBy(() -> toCoordinator.locations(0))
             .isInstanceOf(IOException.class)
             .hasMessageContaining(coordinator)
@@ -148,7 +153,10 @@ class TlsIT {
     try (TestCluster cluster = TestCluster.start(tmp.resolve("data"), 1, elsewhere.conf())) {
       ServerAddress address = ClientContext.address("127.0.0.1", cluster.server(0).port());
       try (ClientContext client = new ClientContext(cluster.conf())) {
-        assertThatThrownBy(() -> client.call(address, ServerRequests.heartbeat(TestCluster.APP_ID)))
+        assertThatThrownBy(
+                () ->
+                    client.call(
+                        TestCluster.APP_ID, address, ServerRequests.heartbeat(TestCluster.APP_ID)))
             .isInstanceOf(IOException.class)
             .hasMessageContaining("127.0.0.1:" + cluster.server(0).port())
             .hasMessageContaining("does not name the host")
@@ -157,7 +165,10 @@ class TlsIT {
       SluiceConf lenient = cluster.conf().with("sluice.tls.verifyHostname", "false");
       try (ClientContext client = new ClientContext(lenient)) {
         // the connection is secured; the server answers (nothing is registered: a status error)
-        assertThatThrownBy(() -> client.call(address, ServerRequests.heartbeat(TestCluster.APP_ID)))
+        assertThatThrownBy(
+                () ->
+                    client.call(
+                        TestCluster.APP_ID, address, ServerRequests.heartbeat(TestCluster.APP_ID)))
             .isInstanceOf(StatusException.class)
             .hasMessageContaining("SHUFFLE_NOT_REGISTERED");
       }
@@ -173,13 +184,16 @@ class TlsIT {
       assertThatThrownBy(
               () ->
                   plain.call(
+                      TestCluster.APP_ID,
                       ClientContext.address("127.0.0.1", cluster.server(0).port()),
                       ServerRequests.heartbeat(TestCluster.APP_ID)))
           .isInstanceOf(IOException.class)
           .hasMessageContaining("Sluice server " + server);
       CoordinatorClient toCoordinator =
           new CoordinatorClient(
-              plain, ClientContext.address("127.0.0.1", cluster.coordinator().port()));
+              plain,
+              TestCluster.APP_ID,
+              ClientContext.address("127.0.0.1", cluster.coordinator().port()));
       assertThatThrownBy(() -> toCoordinator.locations(0)).isInstanceOf(IOException.class);
 
       roundTrip(cluster, 3);
@@ -194,6 +208,7 @@ class TlsIT {
       assertThatThrownBy(
               () ->
                   client.call(
+                      TestCluster.APP_ID,
                       ClientContext.address("127.0.0.1", cluster.server(0).port()),
                       ServerRequests.heartbeat(TestCluster.APP_ID)))
           .isInstanceOf(IOException.class)
