@@ -12,17 +12,17 @@ import java.util.Locale;
 final class ChecksumRun {
   final boolean checksums;
   final boolean verifyOnPush;
-  final boolean tls;
+  final WireSecurity security;
   final List<RoundResult> results = new ArrayList<>();
   boolean warmupVerified = true;
   boolean serverCpuSupported;
   long memoryPeak;
   long checksumFailures;
 
-  ChecksumRun(boolean checksums, boolean verifyOnPush, boolean tls) {
+  ChecksumRun(boolean checksums, boolean verifyOnPush, WireSecurity security) {
     this.checksums = checksums;
     this.verifyOnPush = verifyOnPush;
-    this.tls = tls;
+    this.security = security;
   }
 
   String describe() {
@@ -83,7 +83,7 @@ final class ChecksumRun {
 
   String toJson(double rawDiskMBps) {
     StringBuilder s = new StringBuilder("{\"checksums\":").append(checksums);
-    s.append(",\"tls\":").append(tls);
+    s.append(",\"security\":").append(Json.str(security.key));
     s.append(",\"verifyOnPush\":").append(verifyOnPush);
     s.append(",\"bytes\":").append(bytes());
     s.append(",\"ingestMBps\":").append(Json.num(ingestMBps()));
@@ -99,13 +99,14 @@ final class ChecksumRun {
     return s.append("]}").toString();
   }
 
-  /** One line comparing a plain run with one over TLS. */
-  static String tlsComparison(ChecksumRun plain, ChecksumRun tls) {
+  /** One line comparing a plain run with one secured another way ({@code tls}). */
+  static String securityComparison(ChecksumRun plain, ChecksumRun tls) {
     return String.format(
         Locale.ROOT,
-        "TLS / plain, over every measured round: ingest %.1f / %.1f MB/s (ratio %.3f), read %.1f /"
+        "%s / plain, over every measured round: ingest %.1f / %.1f MB/s (ratio %.3f), read %.1f /"
             + " %.1f MB/s (ratio %.3f), server CPU per GiB %.2f / %.2f s (ratio %.3f), process CPU"
             + " per GiB %.2f / %.2f s (ratio %.3f)",
+        tls.security.key,
         tls.ingestMBps(),
         plain.ingestMBps(),
         tls.ingestMBps() / plain.ingestMBps(),

@@ -52,7 +52,8 @@ final class ChecksumSetup implements AutoCloseable {
       ServerBenchmarkOptions options,
       Path dir,
       boolean checksums,
-      Map<String, String> tls,
+      WireSecurity security,
+      Map<String, String> securitySettings,
       CpuMeter cpu)
       throws IOException {
     Map<String, String> settings = new TreeMap<>();
@@ -61,7 +62,7 @@ final class ChecksumSetup implements AutoCloseable {
     if (!checksums) {
       settings.put(IntegrityConf.VERIFY_ON_PUSH.name(), "false");
     }
-    settings.putAll(tls);
+    settings.putAll(securitySettings);
     Files.createDirectories(dir);
     SluiceConf conf =
         SluiceConf.of(settings)
@@ -78,14 +79,13 @@ final class ChecksumSetup implements AutoCloseable {
                     ClientConf.COMPRESSION.name(),
                     options.compression));
     ServerConf serverConf = new ServerConf(conf);
-    ChecksumRun run =
-        new ChecksumRun(checksums, serverConf.integrity().verifyOnPush(), !tls.isEmpty());
+    ChecksumRun run = new ChecksumRun(checksums, serverConf.integrity().verifyOnPush(), security);
     run.serverCpuSupported = cpu.serverCpuSupported();
     String appId =
         "sluice-bench-"
             + ProcessHandle.current().pid()
             + (checksums ? "-on" : "-off")
-            + (tls.isEmpty() ? "" : "-tls");
+            + (security == WireSecurity.PLAIN ? "" : "-" + security.key);
     ShuffleServer server =
         new ShuffleServer(serverConf, new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM);
     ClientContext context = null;

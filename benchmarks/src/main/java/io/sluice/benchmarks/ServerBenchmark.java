@@ -2,6 +2,7 @@ package io.sluice.benchmarks;
 
 import com.beust.jcommander.JCommander;
 import com.beust.jcommander.ParameterException;
+import io.sluice.auth.AuthConf;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -19,11 +20,22 @@ import java.util.stream.Stream;
  * server, against the raw write+fsync rate of the same directory measured in the same run. For each
  * pusher count it runs one shuffle with that many concurrent map tasks, verifies every record read
  * back, and reports ingest and read rates and CPU per GiB. With {@code --checksums both} it does
- * all that twice, without and with batch checksums, and compares the two; with {@code --tls}, plain
- * and over TLS. The last line printed is one JSON object.
+ * all that twice, without and with batch checksums, and compares the two; with {@code --auth} and
+ * {@code --tls}, it compares plain connections with authenticated ones and with TLS. The last line
+ * printed is one JSON object.
  */
 public final class ServerBenchmark {
   static final String NAME = "server";
+
+  /**
+   * Authentication for the --auth run: the benchmark's coordinator registers, its client proves.
+   */
+  private static final Map<String, String> AUTH_SETTINGS =
+      Map.of(
+          AuthConf.ENABLED.name(), "true",
+          AuthConf.CLUSTER_SECRET.name(), "shuffle-bench-cluster-secret-0123456789",
+          AuthConf.APP_SECRET.name(), "shuffle-bench-application-secret-0123456789");
+
   static final String DESCRIPTION =
       "push, commit and read back one in-process server; compare with raw disk write+fsync";
 
@@ -101,18 +113,20 @@ public final class ServerBenchmark {
     out.println("raw disk (after the shuffles): " + rawAfter);
     double rawDiskMBps = Math.max(rawBefore.mbps(), rawAfter.mbps());
     for (ChecksumRun run : runs) {
-      if (options.tls) {
+      if (options.securityRuns().size() > 1) {
         out.println();
-        out.println(run.tls ? "TLS (sluice.tls.enabled, TLSv1.3, JDK provider):" : "plain:");
+        out.println(run.security.description + ":");
       } else if (runs.size() > 1) {
         out.println();
         out.println("checksums " + run.describe() + ":");
       }
       printResults(run.results, rawDiskMBps, run.serverCpuSupported, run.memoryPeak);
     }
-    if (options.tls) {
-      out.println();
-      out.println(ChecksumRun.tlsComparison(runs.get(0), runs.get(1)));
+    if (options.securityRuns().size() > 1) {
+      for (ChecksumRun run : runs.subList(1, runs.size())) {
+        out.println();
+        out.println(ChecksumRun.securityComparison(runs.get(0), run));
+      }
     } else if (runs.size() > 1) {
       out.println();
       out.println(ChecksumRun.comparison(runs.get(0), runs.get(1)));
@@ -133,22 +147,26 @@ public final class ServerBenchmark {
   private List<ChecksumRun> runShuffles(Path dir, List<Integer> pusherCounts)
       throws IOException, InterruptedException {
     List<Boolean> settings = options.checksumRuns();
-    List<Boolean> tlsRuns = options.tlsRuns();
+    List<WireSecurity> securityRuns = options.securityRuns();
     CpuMeter cpu = new CpuMeter();
     List<ChecksumSetup> setups = new ArrayList<>();
     try {
       Map<String, String> tlsSettings =
           options.tls ? BenchCertificates.create(dir.resolve("certificates")) : Map.of();
       for (boolean checksums : settings) {
-        for (boolean tls : tlsRuns) {
+        for (WireSecurity security : securityRuns) {
           Path setupDir = dir;
           if (settings.size() > 1) {
             setupDir = dir.resolve(checksums ? "checksums-on" : "checksums-off");
-          } else if (tlsRuns.size() > 1) {
-            setupDir = dir.resolve(tls ? "tls" : "plain");
+          } else if (securityRuns.size() > 1) {
+            setupDir = dir.resolve(security.key);
           }
+          Map<String, String> securitySettings =
+              security == WireSecurity.TLS
+                  ? tlsSettings
+                  : security == WireSecurity.AUTH ? AUTH_SETTINGS : Map.of();
           setups.add(
-              ChecksumSetup.open(options, setupDir, checksums, tls ? tlsSettings : Map.of(), cpu));
+              ChecksumSetup.open(options, setupDir, checksums, security, securitySettings, cpu));
         }
       }
       if (options.warmupBytes > 0) {
@@ -193,8 +211,8 @@ public final class ServerBenchmark {
   }
 
   private String label(ChecksumSetup setup) {
-    if (options.tls) {
-      return setup.run.tls ? " (TLS)" : " (plain)";
+    if (options.securityRuns().size() > 1) {
+      return " (" + setup.run.security.key + ")";
     }
     return options.checksumRuns().size() > 1
         ? " (checksums " + (setup.run.checksums ? "on" : "off") + ")"
@@ -221,7 +239,7 @@ public final class ServerBenchmark {
         pusherCounts,
         options.compression,
         options.checksums,
-        options.tls ? ", plain and TLS" : "",
+        options.securityRuns().size() > 1 ? ", connections " + options.securityRuns() : "",
         size(options.memoryBytes),
         options.readers);
     if (!options.conf.isEmpty()) {
@@ -323,17 +341,22 @@ public final class ServerBenchmark {
     }
     s.append(']');
     s.append(",\"tls\":").append(options.tls);
-    if (options.tls) {
+    s.append(",\"auth\":").append(options.auth);
+    if (options.securityRuns().size() > 1) {
       ChecksumRun plain = runs.get(0);
-      ChecksumRun tls = runs.get(1);
       s.append(",\"plainRun\":").append(plain.toJson(rawDiskMBps));
-      s.append(",\"tlsRun\":").append(tls.toJson(rawDiskMBps));
-      s.append(",\"tlsIngestRatio\":").append(Json.num(tls.ingestMBps() / plain.ingestMBps()));
-      s.append(",\"tlsReadRatio\":").append(Json.num(tls.readMBps() / plain.readMBps()));
-      s.append(",\"tlsServerCpuRatio\":")
-          .append(Json.num(tls.serverCpuSecPerGiB() / plain.serverCpuSecPerGiB()));
-      s.append(",\"tlsProcessCpuRatio\":")
-          .append(Json.num(tls.processCpuSecPerGiB() / plain.processCpuSecPerGiB()));
+      for (ChecksumRun run : runs.subList(1, runs.size())) {
+        String k = run.security.key;
+        s.append(",\"").append(k).append("Run\":").append(run.toJson(rawDiskMBps));
+        s.append(",\"").append(k).append("IngestRatio\":");
+        s.append(Json.num(run.ingestMBps() / plain.ingestMBps()));
+        s.append(",\"").append(k).append("ReadRatio\":");
+        s.append(Json.num(run.readMBps() / plain.readMBps()));
+        s.append(",\"").append(k).append("ServerCpuRatio\":");
+        s.append(Json.num(run.serverCpuSecPerGiB() / plain.serverCpuSecPerGiB()));
+        s.append(",\"").append(k).append("ProcessCpuRatio\":");
+        s.append(Json.num(run.processCpuSecPerGiB() / plain.processCpuSecPerGiB()));
+      }
     } else if (runs.size() > 1) {
       ChecksumRun off = runs.get(0);
       ChecksumRun on = runs.get(1);

@@ -71,6 +71,14 @@ public final class ServerBenchmarkOptions {
               + " JSON line compares them: tlsIngestRatio, tlsReadRatio (TLS over plain)")
   boolean tls;
 
+  @Parameter(
+      names = "--auth",
+      description =
+          "Run every round also with per-application authentication (sluice.auth.*), on a server"
+              + " of its own, the rounds taking turns with the plain run; the last JSON line"
+              + " compares them: authIngestRatio, authReadRatio (auth over plain)")
+  boolean auth;
+
   @Parameter(names = "--seed", description = "Seed of the record generator")
   long seed = 0x5eed;
 
@@ -117,9 +125,16 @@ public final class ServerBenchmarkOptions {
     }
   }
 
-  /** Whether each run is over TLS, in run order: plain before TLS with --tls. */
-  List<Boolean> tlsRuns() {
-    return tls ? List.of(false, true) : List.of(false);
+  /** How each run's connections are secured, in run order: plain first, then auth, then TLS. */
+  List<WireSecurity> securityRuns() {
+    List<WireSecurity> runs = new ArrayList<>(List.of(WireSecurity.PLAIN));
+    if (auth) {
+      runs.add(WireSecurity.AUTH);
+    }
+    if (tls) {
+      runs.add(WireSecurity.TLS);
+    }
+    return runs;
   }
 
   /** The pusher counts, in the order given. */
@@ -177,12 +192,15 @@ public final class ServerBenchmarkOptions {
     if (!List.of("on", "off", "both").contains(checksums)) {
       throw new ParameterException("--checksums must be on, off or both, not " + checksums);
     }
-    if (tls && checksums.equals("both")) {
+    if ((tls || auth) && checksums.equals("both")) {
       throw new ParameterException(
-          "--tls compares plain with TLS; use it with --checksums on or off");
+          "--tls and --auth compare with a plain run; use them with --checksums on or off");
     }
     if (settings().keySet().stream().anyMatch(k -> k.startsWith("sluice.tls."))) {
       throw new ParameterException("--conf: use --tls instead of sluice.tls.* settings");
+    }
+    if (settings().keySet().stream().anyMatch(k -> k.startsWith("sluice.auth."))) {
+      throw new ParameterException("--conf: use --auth instead of sluice.auth.* settings");
     }
     compression = compression.toLowerCase(Locale.ROOT);
     try {
