@@ -114,7 +114,8 @@ public final class ShuffleDaemon {
       return null;
     }
     try {
-      return new MetricsHttpServer(metrics, conf.host(), conf.metricsPort(), networkConf.tls());
+      return new MetricsHttpServer(
+          metrics, conf.metricsHost(), conf.metricsPort(), networkConf.tls());
     } catch (IOException | IllegalArgumentException e) {
       err.println(
           "shuffle-daemon: warning: cannot serve metrics on port "

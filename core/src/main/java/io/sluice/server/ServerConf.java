@@ -25,6 +25,12 @@ public final class ServerConf {
           9291,
           "The daemon serves Prometheus metrics at http://<host>:<port>/metrics (https with"
               + " sluice.tls.enabled); 0 picks a port, -1 turns it off.");
+  public static final ConfigKey<String> METRICS_HOST =
+      ConfigKey.string(
+          "sluice.metrics.host",
+          "",
+          "Address the metrics port binds, so it can stay on a management network or loopback"
+              + " while sluice.server.host serves clients; empty means sluice.server.host.");
   public static final ConfigKey<String> DIRS =
       ConfigKey.string(
           "sluice.server.dirs",
@@ -151,6 +157,7 @@ public final class ServerConf {
           HOST,
           PORT,
           METRICS_PORT,
+          METRICS_HOST,
           DIRS,
           STATE_DIR,
           MEMORY_MAX,
@@ -176,6 +183,7 @@ public final class ServerConf {
   private final String host;
   private final int port;
   private final int metricsPort;
+  private final String metricsHost;
   private final List<Path> dirs;
   private final Path stateDir;
   private final long memoryMax;
@@ -207,6 +215,7 @@ public final class ServerConf {
       throw new IllegalArgumentException(PORT + " must be between 0 and 65535, got " + port);
     }
     this.metricsPort = conf.get(METRICS_PORT);
+    this.metricsHost = conf.get(METRICS_HOST).isEmpty() ? host : conf.get(METRICS_HOST);
     if (metricsPort < -1 || metricsPort > 65535) {
       throw new IllegalArgumentException(
           METRICS_PORT + " must be -1 (off) or between 0 and 65535, got " + metricsPort);
@@ -323,6 +332,11 @@ public final class ServerConf {
   }
 
   /** -1 when off. */
+  /** The address the metrics port binds. */
+  public String metricsHost() {
+    return metricsHost;
+  }
+
   public int metricsPort() {
     return metricsPort;
   }

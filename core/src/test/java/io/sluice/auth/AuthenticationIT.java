@@ -40,6 +40,7 @@ import io.sluice.protocol.proto.UnregisterApplication;
 import io.sluice.protocol.proto.UnregisterShuffle;
 import io.sluice.testutil.RawConnection;
 import io.sluice.testutil.Records;
+import io.sluice.testutil.TestCertificates;
 import io.sluice.testutil.TestCluster;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -224,6 +225,17 @@ class AuthenticationIT {
         assertThat(read.records()).isEqualTo(written.records());
         assertThat(read.bytes()).isEqualTo(written.bytes());
       }
+    }
+  }
+
+  @Test
+  void authenticationWorksOverTls() throws Exception {
+    Map<String, String> conf = auth(APP_SECRET, CLUSTER_SECRET);
+    conf.putAll(TestCertificates.create(tmp.resolve("certs"), "cluster").conf());
+    try (TestCluster cluster = TestCluster.start(tmp, 1, conf)) {
+      Records.Checker read = writeAndRead(cluster);
+      assertThat(read.bytes()).isPositive();
+      assertThat(cluster.server(0).metrics().authFailures().getCount()).isZero();
     }
   }
 
