@@ -27,16 +27,24 @@ public final class ApplicationClient implements AutoCloseable {
   private final CoordinatorClient coordinatorClient;
 
   public ApplicationClient(String appId, List<ServerAddress> servers) throws IOException {
+    this(appId, servers, Map.of());
+  }
+
+  /** A client with {@code extra} settings (authentication, say) over the suites' own. */
+  public ApplicationClient(String appId, List<ServerAddress> servers, Map<String, String> extra)
+      throws IOException {
     this.appId = appId;
     Map<String, String> conf = new HashMap<>();
     conf.put("sluice.network.ioThreads", "2");
     conf.put("sluice.network.connectTimeout", "5s");
     conf.put("sluice.push.retryWait", "10ms");
     conf.put("sluice.push.retryMaxWait", "200ms");
+    conf.putAll(extra);
     this.context = new ClientContext(SluiceConf.of(conf));
     this.coordinator = new ShuffleCoordinator(appId, servers, context, "127.0.0.1");
     this.coordinatorClient =
-        new CoordinatorClient(context, ClientContext.address("127.0.0.1", coordinator.port()));
+        new CoordinatorClient(
+            context, appId, ClientContext.address("127.0.0.1", coordinator.port()));
   }
 
   public ShuffleCoordinator coordinator() {

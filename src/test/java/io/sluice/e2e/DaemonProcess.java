@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -26,6 +27,7 @@ final class DaemonProcess {
   private final Path dataDir;
   private final Path logDir;
   private final Path portFile;
+  private Map<String, String> env = Map.of();
 
   DaemonProcess(Path root) throws IOException {
     String home = System.getProperty("sluice.home");
@@ -42,6 +44,28 @@ final class DaemonProcess {
 
   /** Starts the daemon on {@code port} (0: any) and returns the port it serves on. */
   int start(int port) throws Exception {
+    return start(port, Map.of());
+  }
+
+  /**
+   * Starts a daemon that halts, as {@code kill -9} would, the first time it reaches {@code
+   * crashPoint} ({@code io.sluice.common.CrashPoints}).
+   */
+  int startCrashingAt(int port, String crashPoint) throws Exception {
+    return start(port, Map.of("SLUICE_JAVA_OPTS", "-Dsluice.test.crashAt=" + crashPoint));
+  }
+
+  /** Waits until a daemon that crashes by itself is gone, and clears its pid file. */
+  void awaitCrash() throws Exception {
+    Optional<ProcessHandle> daemon = process();
+    if (daemon.isPresent()) {
+      daemon.get().onExit().get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+    Files.deleteIfExists(logDir.resolve("shuffle-daemon.pid"));
+  }
+
+  private int start(int port, Map<String, String> env) throws Exception {
+    this.env = env;
     Files.deleteIfExists(portFile);
     String output =
         run(
@@ -113,7 +137,7 @@ final class DaemonProcess {
   }
 
   private String run(String... args) throws Exception {
-    return DaemonScript.run(script, logDir, logDir.getParent(), WAIT_SECONDS, args).output;
+    return DaemonScript.run(script, logDir, logDir.getParent(), WAIT_SECONDS, env, args).output;
   }
 
   private static String read(Path file) throws IOException {

@@ -35,6 +35,18 @@ final class DaemonScript {
    */
   static Result run(Path script, Path logDir, Path scratch, long waitSeconds, String... args)
       throws IOException, InterruptedException {
+    return run(script, logDir, scratch, waitSeconds, Map.of(), args);
+  }
+
+  /** Like {@link #run(Path, Path, Path, long, String...)} with {@code extraEnv} set. */
+  static Result run(
+      Path script,
+      Path logDir,
+      Path scratch,
+      long waitSeconds,
+      Map<String, String> extraEnv,
+      String... args)
+      throws IOException, InterruptedException {
     List<String> command = new ArrayList<>();
     command.add(script.toString());
     command.addAll(Arrays.asList(args));
@@ -52,6 +64,7 @@ final class DaemonScript {
     env.put("SLUICE_STOP_TIMEOUT", Long.toString(waitSeconds));
     env.put("SLUICE_START_WAIT", Long.toString(waitSeconds));
     env.put("JAVA_HOME", System.getProperty("java.home"));
+    env.putAll(extraEnv);
     Process process = builder.start();
     if (!process.waitFor(waitSeconds + 30, TimeUnit.SECONDS)) {
       process.destroyForcibly();

@@ -1,11 +1,16 @@
 package io.sluice.yarn;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.codahale.metrics.MetricRegistry;
 import io.sluice.client.ClientContext;
+import io.sluice.client.ServerRequests;
+import io.sluice.common.SluiceConf;
 import io.sluice.e2e.ApplicationClient;
+import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.ServerAddress;
+import io.sluice.protocol.proto.Status;
 import io.sluice.server.state.ServerStateStore;
 import io.sluice.testutil.Records;
 import java.lang.management.ManagementFactory;
@@ -55,6 +60,7 @@ class YarnAuxServiceIT {
   private static final int PARTITIONS = 6;
   private static final int RECORDS = 150;
   private static final long WAIT_MILLIS = TimeUnit.SECONDS.toMillis(90);
+  private static final String CLUSTER_SECRET = "the-yarn-clusters-sluice-secret-0123";
 
   private static Path shadedJar;
   private static MiniYARNCluster cluster;
@@ -83,6 +89,9 @@ class YarnAuxServiceIT {
     conf.set("sluice.flush.size", "64k");
     conf.set("sluice.network.ioThreads", "2");
     conf.set("sluice.commit.fsync", "false");
+    // authentication on, as an operator sets it in yarn-site.xml
+    conf.set("sluice.auth.enabled", "true");
+    conf.set("sluice.auth.clusterSecret", CLUSTER_SECRET);
     conf.setInt(YarnConfiguration.RM_AM_MAX_ATTEMPTS, 1);
     cluster = new MiniYARNCluster("sluice-yarn", 1, 1, 1);
     cluster.init(conf);
@@ -165,9 +174,23 @@ class YarnAuxServiceIT {
     await(
         () -> nodeManager().getNMContext().getApplications().containsKey(appId),
         "the NodeManager to launch " + appId);
+    ServerAddress server = ClientContext.address("127.0.0.1", port);
+    try (ClientContext stranger = new ClientContext(SluiceConf.of(Map.of()))) {
+      assertThatThrownBy(
+              () ->
+                  stranger.call(
+                      appId.toString(), server, ServerRequests.heartbeat(appId.toString())))
+          .isInstanceOfSatisfying(
+              StatusException.class, e -> assertThat(e.status()).isEqualTo(Status.FORBIDDEN));
+    }
     try (ApplicationClient app =
         new ApplicationClient(
-            appId.toString(), List.of(ClientContext.address("127.0.0.1", port)))) {
+            appId.toString(),
+            List.of(server),
+            Map.of(
+                "sluice.auth.enabled", "true",
+                "sluice.auth.clusterSecret", CLUSTER_SECRET,
+                "sluice.auth.appSecret", "the-applications-own-secret-0123"))) {
       app.coordinator().registerShuffle(0, 2, PARTITIONS);
       app.runMap(0, 0, PARTITIONS, RECORDS, 200);
       app.runMap(0, 1, PARTITIONS, RECORDS, 200);

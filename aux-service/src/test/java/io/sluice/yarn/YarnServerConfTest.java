@@ -1,7 +1,10 @@
 package io.sluice.yarn;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sluice.common.SluiceConf;
+import io.sluice.network.NetworkConf;
 import io.sluice.server.ServerConf;
 import java.nio.file.Paths;
 import org.apache.hadoop.conf.Configuration;
@@ -52,6 +55,27 @@ class YarnServerConfTest {
 
     assertThat(conf.dirs()).containsExactly(Paths.get("/fast/sluice"));
     assertThat(conf.stateDir()).isEqualTo(Paths.get("/state/sluice"));
+  }
+
+  @Test
+  void tlsSettingsPassThroughToTheServer() {
+    Configuration hadoop = nodeManager();
+    hadoop.set("sluice.tls.enabled", "true");
+    hadoop.set("sluice.tls.protocols", "TLSv1.3");
+    hadoop.set("sluice.tls.keyStore", "/etc/sluice/server.p12");
+    hadoop.set("sluice.tls.keyStorePasswordFile", "/etc/sluice/server.pass");
+    SluiceConf sluice = YarnServerConf.from(hadoop, null);
+
+    assertThat(sluice.asMap())
+        .containsEntry("sluice.tls.enabled", "true")
+        .containsEntry("sluice.tls.protocols", "TLSv1.3")
+        .containsEntry("sluice.tls.keyStore", "/etc/sluice/server.p12")
+        .containsEntry("sluice.tls.keyStorePasswordFile", "/etc/sluice/server.pass");
+    assertThat(sluice.unknownKeys()).isEmpty();
+    // the server reads them: a missing password file stops the service at init, naming it
+    assertThatThrownBy(() -> new NetworkConf(sluice))
+        .hasMessageContaining("sluice.tls.keyStorePasswordFile")
+        .hasMessageContaining("/etc/sluice/server.pass");
   }
 
   @Test

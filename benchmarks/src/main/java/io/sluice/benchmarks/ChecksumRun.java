@@ -12,15 +12,17 @@ import java.util.Locale;
 final class ChecksumRun {
   final boolean checksums;
   final boolean verifyOnPush;
+  final WireSecurity security;
   final List<RoundResult> results = new ArrayList<>();
   boolean warmupVerified = true;
   boolean serverCpuSupported;
   long memoryPeak;
   long checksumFailures;
 
-  ChecksumRun(boolean checksums, boolean verifyOnPush) {
+  ChecksumRun(boolean checksums, boolean verifyOnPush, WireSecurity security) {
     this.checksums = checksums;
     this.verifyOnPush = verifyOnPush;
+    this.security = security;
   }
 
   String describe() {
@@ -81,6 +83,7 @@ final class ChecksumRun {
 
   String toJson(double rawDiskMBps) {
     StringBuilder s = new StringBuilder("{\"checksums\":").append(checksums);
+    s.append(",\"security\":").append(Json.str(security.key));
     s.append(",\"verifyOnPush\":").append(verifyOnPush);
     s.append(",\"bytes\":").append(bytes());
     s.append(",\"ingestMBps\":").append(Json.num(ingestMBps()));
@@ -94,6 +97,28 @@ final class ChecksumRun {
       s.append(i == 0 ? "" : ",").append(results.get(i).toJson(rawDiskMBps));
     }
     return s.append("]}").toString();
+  }
+
+  /** One line comparing a plain run with one secured another way ({@code tls}). */
+  static String securityComparison(ChecksumRun plain, ChecksumRun tls) {
+    return String.format(
+        Locale.ROOT,
+        "%s / plain, over every measured round: ingest %.1f / %.1f MB/s (ratio %.3f), read %.1f /"
+            + " %.1f MB/s (ratio %.3f), server CPU per GiB %.2f / %.2f s (ratio %.3f), process CPU"
+            + " per GiB %.2f / %.2f s (ratio %.3f)",
+        tls.security.key,
+        tls.ingestMBps(),
+        plain.ingestMBps(),
+        tls.ingestMBps() / plain.ingestMBps(),
+        tls.readMBps(),
+        plain.readMBps(),
+        tls.readMBps() / plain.readMBps(),
+        tls.serverCpuSecPerGiB(),
+        plain.serverCpuSecPerGiB(),
+        tls.serverCpuSecPerGiB() / plain.serverCpuSecPerGiB(),
+        tls.processCpuSecPerGiB(),
+        plain.processCpuSecPerGiB(),
+        tls.processCpuSecPerGiB() / plain.processCpuSecPerGiB());
   }
 
   /** A few lines comparing a run without checksums ({@code off}) with one with them. */

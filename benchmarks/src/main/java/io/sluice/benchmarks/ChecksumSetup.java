@@ -24,7 +24,8 @@ import java.util.TreeMap;
  * on, pushers seal every batch, readers verify it and the server verifies it on push ({@code
  * sluice.integrity.verifyOnPush}, unless {@code --conf} sets it false); off, none of them, through
  * {@link ChecksumBenchmarkSwitch}, which is set only while one of its rounds runs. Two setups can
- * be open at once (each in a directory of its own), so that their rounds take turns.
+ * be open at once (each in a directory of its own), so that their rounds take turns. With {@code
+ * sluice.tls.*} settings (from {@code --tls}) the server, coordinator and client speak TLS.
  */
 final class ChecksumSetup implements AutoCloseable {
   final ChecksumRun run;
@@ -48,7 +49,12 @@ final class ChecksumSetup implements AutoCloseable {
   }
 
   static ChecksumSetup open(
-      ServerBenchmarkOptions options, Path dir, boolean checksums, CpuMeter cpu)
+      ServerBenchmarkOptions options,
+      Path dir,
+      boolean checksums,
+      WireSecurity security,
+      Map<String, String> securitySettings,
+      CpuMeter cpu)
       throws IOException {
     Map<String, String> settings = new TreeMap<>();
     settings.put(IntegrityConf.VERIFY_ON_PUSH.name(), Boolean.toString(checksums));
@@ -56,6 +62,7 @@ final class ChecksumSetup implements AutoCloseable {
     if (!checksums) {
       settings.put(IntegrityConf.VERIFY_ON_PUSH.name(), "false");
     }
+    settings.putAll(securitySettings);
     Files.createDirectories(dir);
     SluiceConf conf =
         SluiceConf.of(settings)
@@ -72,9 +79,13 @@ final class ChecksumSetup implements AutoCloseable {
                     ClientConf.COMPRESSION.name(),
                     options.compression));
     ServerConf serverConf = new ServerConf(conf);
-    ChecksumRun run = new ChecksumRun(checksums, serverConf.integrity().verifyOnPush());
+    ChecksumRun run = new ChecksumRun(checksums, serverConf.integrity().verifyOnPush(), security);
     run.serverCpuSupported = cpu.serverCpuSupported();
-    String appId = "sluice-bench-" + ProcessHandle.current().pid() + (checksums ? "-on" : "-off");
+    String appId =
+        "sluice-bench-"
+            + ProcessHandle.current().pid()
+            + (checksums ? "-on" : "-off")
+            + (security == WireSecurity.PLAIN ? "" : "-" + security.key);
     ShuffleServer server =
         new ShuffleServer(serverConf, new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM);
     ClientContext context = null;
@@ -92,7 +103,9 @@ final class ChecksumSetup implements AutoCloseable {
               context,
               coordinator,
               new CoordinatorClient(
-                  context, ClientContext.address("127.0.0.1", coordinator.port())),
+                  context,
+                  coordinator.appId(),
+                  ClientContext.address("127.0.0.1", coordinator.port())),
               new Records(options.seed),
               cpu,
               server.metrics(),

@@ -192,7 +192,9 @@ public final class PressureBenchmark {
               context,
               coordinator,
               new CoordinatorClient(
-                  context, ClientContext.address("127.0.0.1", coordinator.port())),
+                  context,
+                  coordinator.appId(),
+                  ClientContext.address("127.0.0.1", coordinator.port())),
               new Records(0x5eed),
               new CpuMeter(),
               server.metrics(),

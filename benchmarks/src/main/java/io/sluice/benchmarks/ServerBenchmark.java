@@ -2,6 +2,7 @@ package io.sluice.benchmarks;
 
 import com.beust.jcommander.JCommander;
 import com.beust.jcommander.ParameterException;
+import io.sluice.auth.AuthConf;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -11,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.stream.Stream;
 
 /**
@@ -18,11 +20,22 @@ import java.util.stream.Stream;
  * server, against the raw write+fsync rate of the same directory measured in the same run. For each
  * pusher count it runs one shuffle with that many concurrent map tasks, verifies every record read
  * back, and reports ingest and read rates and CPU per GiB. With {@code --checksums both} it does
- * all that twice, without and with batch checksums, and compares the two. The last line printed is
- * one JSON object.
+ * all that twice, without and with batch checksums, and compares the two; with {@code --auth} and
+ * {@code --tls}, it compares plain connections with authenticated ones and with TLS. The last line
+ * printed is one JSON object.
  */
 public final class ServerBenchmark {
   static final String NAME = "server";
+
+  /**
+   * Authentication for the --auth run: the benchmark's coordinator registers, its client proves.
+   */
+  private static final Map<String, String> AUTH_SETTINGS =
+      Map.of(
+          AuthConf.ENABLED.name(), "true",
+          AuthConf.CLUSTER_SECRET.name(), "shuffle-bench-cluster-secret-0123456789",
+          AuthConf.APP_SECRET.name(), "shuffle-bench-application-secret-0123456789");
+
   static final String DESCRIPTION =
       "push, commit and read back one in-process server; compare with raw disk write+fsync";
 
@@ -100,13 +113,21 @@ public final class ServerBenchmark {
     out.println("raw disk (after the shuffles): " + rawAfter);
     double rawDiskMBps = Math.max(rawBefore.mbps(), rawAfter.mbps());
     for (ChecksumRun run : runs) {
-      if (runs.size() > 1) {
+      if (options.securityRuns().size() > 1) {
+        out.println();
+        out.println(run.security.description + ":");
+      } else if (runs.size() > 1) {
         out.println();
         out.println("checksums " + run.describe() + ":");
       }
       printResults(run.results, rawDiskMBps, run.serverCpuSupported, run.memoryPeak);
     }
-    if (runs.size() > 1) {
+    if (options.securityRuns().size() > 1) {
+      for (ChecksumRun run : runs.subList(1, runs.size())) {
+        out.println();
+        out.println(ChecksumRun.securityComparison(runs.get(0), run));
+      }
+    } else if (runs.size() > 1) {
       out.println();
       out.println(ChecksumRun.comparison(runs.get(0), runs.get(1)));
     }
@@ -126,13 +147,27 @@ public final class ServerBenchmark {
   private List<ChecksumRun> runShuffles(Path dir, List<Integer> pusherCounts)
       throws IOException, InterruptedException {
     List<Boolean> settings = options.checksumRuns();
+    List<WireSecurity> securityRuns = options.securityRuns();
     CpuMeter cpu = new CpuMeter();
     List<ChecksumSetup> setups = new ArrayList<>();
     try {
+      Map<String, String> tlsSettings =
+          options.tls ? BenchCertificates.create(dir.resolve("certificates")) : Map.of();
       for (boolean checksums : settings) {
-        Path setupDir =
-            settings.size() > 1 ? dir.resolve(checksums ? "checksums-on" : "checksums-off") : dir;
-        setups.add(ChecksumSetup.open(options, setupDir, checksums, cpu));
+        for (WireSecurity security : securityRuns) {
+          Path setupDir = dir;
+          if (settings.size() > 1) {
+            setupDir = dir.resolve(checksums ? "checksums-on" : "checksums-off");
+          } else if (securityRuns.size() > 1) {
+            setupDir = dir.resolve(security.key);
+          }
+          Map<String, String> securitySettings =
+              security == WireSecurity.TLS
+                  ? tlsSettings
+                  : security == WireSecurity.AUTH ? AUTH_SETTINGS : Map.of();
+          setups.add(
+              ChecksumSetup.open(options, setupDir, checksums, security, securitySettings, cpu));
+        }
       }
       if (options.warmupBytes > 0) {
         int pushers = pusherCounts.get(pusherCounts.size() - 1);
@@ -176,6 +211,9 @@ public final class ServerBenchmark {
   }
 
   private String label(ChecksumSetup setup) {
+    if (options.securityRuns().size() > 1) {
+      return " (" + setup.run.security.key + ")";
+    }
     return options.checksumRuns().size() > 1
         ? " (checksums " + (setup.run.checksums ? "on" : "off") + ")"
         : "";
@@ -195,12 +233,13 @@ public final class ServerBenchmark {
     out.printf(
         Locale.ROOT,
         "shuffle-bench server: %s per run, %d partitions, pushers %s, compression %s,"
-            + " checksums %s, server memory %s, %d reader threads%n",
+            + " checksums %s%s, server memory %s, %d reader threads%n",
         size(options.sizeBytes),
         options.partitions,
         pusherCounts,
         options.compression,
         options.checksums,
+        options.securityRuns().size() > 1 ? ", connections " + options.securityRuns() : "",
         size(options.memoryBytes),
         options.readers);
     if (!options.conf.isEmpty()) {
@@ -241,7 +280,8 @@ public final class ServerBenchmark {
     out.println(
         "Client and server share this JVM: 'proc CPU' is the whole process (map tasks generating"
             + " and copying records, readers verifying them, GC, JIT); 'srv CPU' counts only the"
-            + " server's threads (sluice-server-*, sluice-flusher-*, sluice-housekeeping)"
+            + " server's threads (sluice-server-*, sluice-flusher-*, sluice-housekeeping,"
+            + " sluice-chunk-reader-*)"
             + (serverCpu ? "." : ", which this JVM cannot measure."));
     out.println(
         "Reads come from the page cache: the data was just written and dropping caches is not"
@@ -258,7 +298,7 @@ public final class ServerBenchmark {
       double rawAfter,
       double rawDiskMBps,
       boolean verified) {
-    // the headline is the last run: with checksums on when both ran
+    // the headline is the last run: with checksums on when both ran, over TLS with --tls
     ChecksumRun last = runs.get(runs.size() - 1);
     List<RoundResult> results = last.results;
     RoundResult headline =
@@ -300,7 +340,24 @@ public final class ServerBenchmark {
       s.append(i == 0 ? "" : ",").append(results.get(i).toJson(rawDiskMBps));
     }
     s.append(']');
-    if (runs.size() > 1) {
+    s.append(",\"tls\":").append(options.tls);
+    s.append(",\"auth\":").append(options.auth);
+    if (options.securityRuns().size() > 1) {
+      ChecksumRun plain = runs.get(0);
+      s.append(",\"plainRun\":").append(plain.toJson(rawDiskMBps));
+      for (ChecksumRun run : runs.subList(1, runs.size())) {
+        String k = run.security.key;
+        s.append(",\"").append(k).append("Run\":").append(run.toJson(rawDiskMBps));
+        s.append(",\"").append(k).append("IngestRatio\":");
+        s.append(Json.num(run.ingestMBps() / plain.ingestMBps()));
+        s.append(",\"").append(k).append("ReadRatio\":");
+        s.append(Json.num(run.readMBps() / plain.readMBps()));
+        s.append(",\"").append(k).append("ServerCpuRatio\":");
+        s.append(Json.num(run.serverCpuSecPerGiB() / plain.serverCpuSecPerGiB()));
+        s.append(",\"").append(k).append("ProcessCpuRatio\":");
+        s.append(Json.num(run.processCpuSecPerGiB() / plain.processCpuSecPerGiB()));
+      }
+    } else if (runs.size() > 1) {
       ChecksumRun off = runs.get(0);
       ChecksumRun on = runs.get(1);
       s.append(",\"checksumsOff\":").append(off.toJson(rawDiskMBps));

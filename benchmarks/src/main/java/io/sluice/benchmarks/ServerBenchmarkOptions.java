@@ -63,6 +63,22 @@ public final class ServerBenchmarkOptions {
               + " ingestRatio)")
   String checksums = "on";
 
+  @Parameter(
+      names = "--tls",
+      description =
+          "Run every round twice, plain and over TLS (sluice.tls.*, a self-signed certificate made"
+              + " with keytool for this run), on a server each, their rounds taking turns; the last"
+              + " JSON line compares them: tlsIngestRatio, tlsReadRatio (TLS over plain)")
+  boolean tls;
+
+  @Parameter(
+      names = "--auth",
+      description =
+          "Run every round also with per-application authentication (sluice.auth.*), on a server"
+              + " of its own, the rounds taking turns with the plain run; the last JSON line"
+              + " compares them: authIngestRatio, authReadRatio (auth over plain)")
+  boolean auth;
+
   @Parameter(names = "--seed", description = "Seed of the record generator")
   long seed = 0x5eed;
 
@@ -107,6 +123,18 @@ public final class ServerBenchmarkOptions {
       default:
         return List.of(true);
     }
+  }
+
+  /** How each run's connections are secured, in run order: plain first, then auth, then TLS. */
+  List<WireSecurity> securityRuns() {
+    List<WireSecurity> runs = new ArrayList<>(List.of(WireSecurity.PLAIN));
+    if (auth) {
+      runs.add(WireSecurity.AUTH);
+    }
+    if (tls) {
+      runs.add(WireSecurity.TLS);
+    }
+    return runs;
   }
 
   /** The pusher counts, in the order given. */
@@ -163,6 +191,16 @@ public final class ServerBenchmarkOptions {
     checksums = checksums.toLowerCase(Locale.ROOT);
     if (!List.of("on", "off", "both").contains(checksums)) {
       throw new ParameterException("--checksums must be on, off or both, not " + checksums);
+    }
+    if ((tls || auth) && checksums.equals("both")) {
+      throw new ParameterException(
+          "--tls and --auth compare with a plain run; use them with --checksums on or off");
+    }
+    if (settings().keySet().stream().anyMatch(k -> k.startsWith("sluice.tls."))) {
+      throw new ParameterException("--conf: use --tls instead of sluice.tls.* settings");
+    }
+    if (settings().keySet().stream().anyMatch(k -> k.startsWith("sluice.auth."))) {
+      throw new ParameterException("--conf: use --auth instead of sluice.auth.* settings");
     }
     compression = compression.toLowerCase(Locale.ROOT);
     try {

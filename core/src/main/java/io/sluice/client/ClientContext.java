@@ -1,6 +1,8 @@
 package io.sluice.client;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.sluice.auth.AuthConf;
+import io.sluice.auth.ClientAuthenticator;
 import io.sluice.client.push.InFlightLimiter;
 import io.sluice.common.SluiceConf;
 import io.sluice.network.Message;
@@ -35,12 +37,24 @@ public final class ClientContext implements Closeable {
   private final TransportClientPool pushPool;
   private final ScheduledExecutorService scheduler;
   private final InFlightLimiter inFlight;
+  private final AuthConf auth;
 
+  /**
+   * @throws IllegalArgumentException naming the setting when one is invalid (authentication on
+   *     without an application secret, for one)
+   */
   public ClientContext(SluiceConf conf) {
     this.conf = new ClientConf(conf);
     this.networkConf = new NetworkConf(conf);
-    this.pool = new TransportClientPool("sluice", networkConf, SluiceProtocol.INSTANCE);
-    this.pushPool = new TransportClientPool("sluice-push", networkConf, SluiceProtocol.INSTANCE);
+    this.auth = new AuthConf(conf);
+    ClientAuthenticator authenticator =
+        auth.enabled()
+            ? new ClientAuthenticator(auth.requireAppSecret(), auth.clusterSecret())
+            : null;
+    this.pool =
+        new TransportClientPool("sluice", networkConf, SluiceProtocol.INSTANCE, authenticator);
+    this.pushPool =
+        new TransportClientPool("sluice-push", networkConf, SluiceProtocol.INSTANCE, authenticator);
     this.scheduler =
         Executors.newScheduledThreadPool(1, new DefaultThreadFactory("sluice-client-retry", true));
     this.inFlight =
@@ -56,6 +70,11 @@ public final class ClientContext implements Closeable {
 
   public NetworkConf networkConf() {
     return networkConf;
+  }
+
+  /** The authentication settings; connections are made per application when enabled. */
+  public AuthConf auth() {
+    return auth;
   }
 
   public TransportClientPool pool() {
@@ -79,18 +98,21 @@ public final class ClientContext implements Closeable {
    * @throws StatusException when the server answers another status
    * @throws IOException naming the server when it cannot be reached or does not answer in time
    */
-  public Response call(ServerAddress server, LongFunction<Message> request)
+  public Response call(String appId, ServerAddress server, LongFunction<Message> request)
       throws IOException, StatusException {
-    return call(server, request, networkConf.requestTimeoutMillis());
+    return call(appId, server, request, networkConf.requestTimeoutMillis());
   }
 
-  /** Like {@link #call(ServerAddress, LongFunction)}, waiting up to {@code timeoutMillis}. */
-  public Response call(ServerAddress server, LongFunction<Message> request, long timeoutMillis)
+  /**
+   * Like {@link #call(String, ServerAddress, LongFunction)}, waiting up to {@code timeoutMillis}.
+   */
+  public Response call(
+      String appId, ServerAddress server, LongFunction<Message> request, long timeoutMillis)
       throws IOException, StatusException {
     Message response;
     try {
       response =
-          callAsync(connection(server), request, timeoutMillis)
+          callAsync(connection(appId, server), request, timeoutMillis)
               .get(timeoutMillis + 1000, TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
@@ -117,9 +139,10 @@ public final class ClientContext implements Closeable {
    * when its status is OK or SOFT_SPLIT, with a {@link StatusException} for other statuses, and
    * with an {@link IOException} naming the server when it cannot be reached or does not answer.
    */
-  public CompletableFuture<Message> callAsync(ServerAddress server, LongFunction<Message> request) {
+  public CompletableFuture<Message> callAsync(
+      String appId, ServerAddress server, LongFunction<Message> request) {
     // Never blocks, not even to connect: callers chain this from response callbacks on event loops.
-    return pool.getAsync(server.getHost(), server.getPort())
+    return pool.getAsync(server.getHost(), server.getPort(), appId)
         .thenCompose(client -> callAsync(client, request));
   }
 
@@ -128,21 +151,25 @@ public final class ClientContext implements Closeable {
    * server under memory pressure stops reading the connections that push, and reads and control
    * requests must not wait behind them.
    */
-  public TransportClient pushConnection(ServerAddress server) throws IOException {
-    return pushPool.get(server.getHost(), server.getPort());
+  public TransportClient pushConnection(String appId, ServerAddress server) throws IOException {
+    return pushPool.get(server.getHost(), server.getPort(), appId);
   }
 
   /** Like {@link #pushConnection} without waiting for a connect. */
-  public CompletableFuture<TransportClient> pushConnectionAsync(ServerAddress server) {
-    return pushPool.getAsync(server.getHost(), server.getPort());
+  public CompletableFuture<TransportClient> pushConnectionAsync(
+      String appId, ServerAddress server) {
+    return pushPool.getAsync(server.getHost(), server.getPort(), appId);
   }
 
-  /** A pooled connection to {@code server}, for requests that must share one (read streams). */
-  public TransportClient connection(ServerAddress server) throws IOException {
-    return pool.get(server.getHost(), server.getPort());
+  /**
+   * A pooled connection to {@code server} acting for {@code appId}, for requests that must share
+   * one (read streams). With authentication, each application has connections of its own.
+   */
+  public TransportClient connection(String appId, ServerAddress server) throws IOException {
+    return pool.get(server.getHost(), server.getPort(), appId);
   }
 
-  /** Like {@link #callAsync(ServerAddress, LongFunction)} on a given connection. */
+  /** Like {@link #callAsync(String, ServerAddress, LongFunction)} on a given connection. */
   public CompletableFuture<Message> callAsync(
       TransportClient client, LongFunction<Message> request) {
     return callAsync(client, request, networkConf.requestTimeoutMillis());

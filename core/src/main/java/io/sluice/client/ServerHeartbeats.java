@@ -91,7 +91,7 @@ public final class ServerHeartbeats implements Closeable {
 
   private void send(ServerAddress server) {
     try {
-      context.call(server, ServerRequests.heartbeat(appId), timeoutMillis);
+      context.call(appId, server, ServerRequests.heartbeat(appId), timeoutMillis);
     } catch (IOException | StatusException e) {
       onFailure.accept(
           server,

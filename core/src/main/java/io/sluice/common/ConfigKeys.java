@@ -1,7 +1,9 @@
 package io.sluice.common;
 
+import io.sluice.auth.AuthConf;
 import io.sluice.client.ClientConf;
 import io.sluice.network.NetworkConf;
+import io.sluice.network.TlsConf;
 import io.sluice.server.IntegrityConf;
 import io.sluice.server.ServerConf;
 import java.util.ArrayList;
@@ -19,7 +21,9 @@ public final class ConfigKeys {
     List<ConfigKey<?>> all = new ArrayList<>();
     all.addAll(ServerConf.KEYS);
     all.addAll(IntegrityConf.KEYS);
+    all.addAll(AuthConf.KEYS);
     all.addAll(NetworkConf.KEYS);
+    all.addAll(TlsConf.KEYS);
     all.addAll(ClientConf.KEYS);
     ALL = Collections.unmodifiableList(all);
   }

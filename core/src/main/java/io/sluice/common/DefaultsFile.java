@@ -1,7 +1,9 @@
 package io.sluice.common;
 
+import io.sluice.auth.AuthConf;
 import io.sluice.client.ClientConf;
 import io.sluice.network.NetworkConf;
+import io.sluice.network.TlsConf;
 import io.sluice.server.IntegrityConf;
 import io.sluice.server.ServerConf;
 import java.io.IOException;
@@ -31,7 +33,13 @@ public final class DefaultsFile {
         "Shuffle server: where it listens, where it writes, how much it may hold.");
     SECTIONS.put(
         IntegrityConf.KEYS, "Data integrity: checksums of batches and blocks on the server.");
+    SECTIONS.put(
+        AuthConf.KEYS,
+        "Authentication: who may act for an application (see the README's security section).");
     SECTIONS.put(NetworkConf.KEYS, "Transport, shared by servers and clients.");
+    SECTIONS.put(
+        TlsConf.KEYS,
+        "TLS on every port (shuffle servers, coordinator endpoint, metrics), servers and clients.");
     SECTIONS.put(ClientConf.KEYS, "Client library: pushing, reading, the lifecycle coordinator.");
   }
 

@@ -76,7 +76,7 @@ public final class ShuffleDaemon {
     }
     JmxReporter jmx = JmxReporter.forRegistry(metrics).inDomain("sluice").build();
     jmx.start();
-    MetricsHttpServer http = startMetricsHttp(metrics, serverConf, err);
+    MetricsHttpServer http = startMetricsHttp(metrics, serverConf, networkConf, err);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
@@ -109,13 +109,14 @@ public final class ShuffleDaemon {
 
   /** The Prometheus endpoint; a port that cannot be bound costs the metrics, not the server. */
   private static MetricsHttpServer startMetricsHttp(
-      MetricRegistry metrics, ServerConf conf, PrintStream err) {
+      MetricRegistry metrics, ServerConf conf, NetworkConf networkConf, PrintStream err) {
     if (conf.metricsPort() < 0) {
       return null;
     }
     try {
-      return new MetricsHttpServer(metrics, conf.host(), conf.metricsPort());
-    } catch (IOException e) {
+      return new MetricsHttpServer(
+          metrics, conf.metricsHost(), conf.metricsPort(), networkConf.tls());
+    } catch (IOException | IllegalArgumentException e) {
       err.println(
           "shuffle-daemon: warning: cannot serve metrics on port "
               + conf.metricsPort()

@@ -60,6 +60,10 @@ public final class FrameDecoder extends ByteToMessageDecoder {
   private final int maxFrameSize;
   private final int maxControlFrameSize;
   private final InboundMemory memory;
+
+  /** Data frames are refused until the connection has a {@link ConnectionPrincipal}. */
+  private final boolean dataNeedsPrincipal;
+
   private boolean corrupt;
 
   /** Bytes reserved for the body of the frame at the head of the cumulation; 0 when none. */
@@ -75,7 +79,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
 
   /** A client's decoder: no inbound memory, every frame up to {@code maxFrameSize}. */
   public FrameDecoder(MessageSchema schema, int maxFrameSize) {
-    this(schema, maxFrameSize, maxFrameSize, null);
+    this(schema, maxFrameSize, maxFrameSize, null, false);
   }
 
   /**
@@ -83,9 +87,15 @@ public final class FrameDecoder extends ByteToMessageDecoder {
    *
    * @param maxControlFrameSize the longest frame of a type without bulk data
    * @param memory where data frames reserve their bodies before they are read; null for none
+   * @param dataNeedsPrincipal refuse data frames until the connection authenticated, so a stranger
+   *     cannot make the server reserve memory
    */
   public FrameDecoder(
-      MessageSchema schema, int maxFrameSize, int maxControlFrameSize, InboundMemory memory) {
+      MessageSchema schema,
+      int maxFrameSize,
+      int maxControlFrameSize,
+      InboundMemory memory,
+      boolean dataNeedsPrincipal) {
     if (maxControlFrameSize > maxFrameSize || maxControlFrameSize < PREFIX_LENGTH) {
       throw new IllegalArgumentException(
           "control frame limit " + maxControlFrameSize + " must be in [9, " + maxFrameSize + "]");
@@ -94,6 +104,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     this.maxFrameSize = maxFrameSize;
     this.maxControlFrameSize = maxControlFrameSize;
     this.memory = memory;
+    this.dataNeedsPrincipal = dataNeedsPrincipal;
     setCumulator(COMPOSITE_CUMULATOR);
   }
 
@@ -166,6 +177,13 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         // endpoint, never should)
         throw new CorruptedFrameException(
             "a " + schema.typeName(type) + " frame is not accepted on this connection");
+      }
+      if (data && dataNeedsPrincipal && ConnectionPrincipal.of(ctx.channel()) == null) {
+        throw new CorruptedFrameException(
+            "a "
+                + schema.typeName(type)
+                + " frame is not accepted before the connection authenticates"
+                + " (sluice.auth.enabled)");
       }
       if (!data && frameLength > maxControlFrameSize) {
         throw new TooLongFrameException(

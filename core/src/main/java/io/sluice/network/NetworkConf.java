@@ -79,6 +79,7 @@ public final class NetworkConf {
   private final int maxControlFrameSize;
   private final int serverMaxConnections;
   private final long serverIdleTimeoutMillis;
+  private final Tls tls;
 
   public NetworkConf(SluiceConf conf) {
     int threads = conf.get(IO_THREADS);
@@ -121,6 +122,7 @@ public final class NetworkConf {
       throw new IllegalArgumentException(
           SERVER_IDLE_TIMEOUT + " must be at least 1s, got " + serverIdleTimeoutMillis + " ms");
     }
+    this.tls = Tls.fromConf(conf);
   }
 
   public int ioThreads() {
@@ -163,5 +165,10 @@ public final class NetworkConf {
 
   public long serverIdleTimeoutMillis() {
     return serverIdleTimeoutMillis;
+  }
+
+  /** TLS on every connection, or plain ({@code sluice.tls.*}). */
+  public Tls tls() {
+    return tls;
   }
 }

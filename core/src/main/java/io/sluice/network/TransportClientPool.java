@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
@@ -42,8 +43,21 @@ public final class TransportClientPool implements Closeable {
   private final Map<String, CompletableFuture<TransportClient>[]> clients =
       new ConcurrentHashMap<>();
 
+  /** Run on every new connection before it is handed out; null for none. */
+  private final ConnectionHandshake handshake;
+
   public TransportClientPool(String name, NetworkConf conf, MessageSchema schema) {
+    this(name, conf, schema, null);
+  }
+
+  /**
+   * @param handshake run on every new connection made for a principal (authentication); null for
+   *     none
+   */
+  public TransportClientPool(
+      String name, NetworkConf conf, MessageSchema schema, ConnectionHandshake handshake) {
     this.conf = conf;
+    this.handshake = handshake;
     this.group = Transports.newEventLoopGroup(conf, conf.ioThreads(), name + "-client");
     this.bootstrap =
         new Bootstrap()
@@ -57,6 +71,7 @@ public final class TransportClientPool implements Closeable {
                 new ChannelInitializer<SocketChannel>() {
                   @Override
                   protected void initChannel(SocketChannel ch) {
+                    conf.tls().addClientHandler(ch);
                     ch.pipeline()
                         .addLast("encoder", FrameEncoder.INSTANCE)
                         .addLast("decoder", new FrameDecoder(schema, conf.maxFrameSize()))
@@ -74,7 +89,15 @@ public final class TransportClientPool implements Closeable {
    * @throws IOException naming the server when it cannot be reached
    */
   public TransportClient get(String host, int port) throws IOException {
-    CompletableFuture<TransportClient> connection = getAsync(host, port);
+    return get(host, port, null);
+  }
+
+  /**
+   * Like {@link #get(String, int)}, for {@code principal}: with a handshake, connections are
+   * authenticated for one principal each and kept apart per principal.
+   */
+  public TransportClient get(String host, int port, String principal) throws IOException {
+    CompletableFuture<TransportClient> connection = getAsync(host, port, principal);
     try {
       return connection.get(conf.connectTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
@@ -98,7 +121,17 @@ public final class TransportClientPool implements Closeable {
    * server.
    */
   public CompletableFuture<TransportClient> getAsync(String host, int port) {
-    String key = host + ":" + port;
+    return getAsync(host, port, null);
+  }
+
+  /**
+   * Like {@link #getAsync(String, int)}, for {@code principal} (see {@link #get(String, int,
+   * String)}).
+   */
+  public CompletableFuture<TransportClient> getAsync(String host, int port, String principal) {
+    String server = host + ":" + port;
+    String as = handshake == null ? null : principal;
+    String key = as == null ? server : server + " as " + as;
     @SuppressWarnings("unchecked")
     CompletableFuture<TransportClient>[] slots =
         clients.computeIfAbsent(key, k -> new CompletableFuture[conf.connectionsPerServer()]);
@@ -106,7 +139,7 @@ public final class TransportClientPool implements Closeable {
     synchronized (slots) {
       CompletableFuture<TransportClient> slot = slots[index];
       if (slot == null || !usable(slot)) {
-        slot = connect(host, port, key);
+        slot = connect(host, port, server, as);
         slots[index] = slot;
       }
       return slot;
@@ -127,11 +160,11 @@ public final class TransportClientPool implements Closeable {
     return slot.isDone() && !slot.isCompletedExceptionally() ? slot.join() : null;
   }
 
-  private CompletableFuture<TransportClient> connect(String host, int port, String key) {
+  private CompletableFuture<TransportClient> connect(
+      String host, int port, String key, String principal) {
     CompletableFuture<TransportClient> result = new CompletableFuture<>();
     // CONNECT_TIMEOUT_MILLIS bounds the attempt: Netty fails the future when it passes.
-    bootstrap
-        .connect(host, port)
+    Tls.whenSecured(bootstrap.connect(host, port))
         .addListener(
             (ChannelFuture future) -> {
               if (future.isSuccess()) {
@@ -139,7 +172,30 @@ public final class TransportClientPool implements Closeable {
                 TransportClient client =
                     new TransportClient(channel, key, conf.requestTimeoutMillis());
                 channel.attr(CLIENT).set(client);
-                result.complete(client);
+                if (principal == null) {
+                  result.complete(client);
+                } else {
+                  handshake
+                      .handshake(client, principal)
+                      .whenComplete(
+                          (done, error) -> {
+                            if (error == null) {
+                              result.complete(client);
+                            } else {
+                              client.close();
+                              Throwable cause =
+                                  error instanceof CompletionException && error.getCause() != null
+                                      ? error.getCause()
+                                      : error;
+                              result.completeExceptionally(
+                                  cause instanceof IOException
+                                      ? cause
+                                      : new IOException(
+                                          "Handshake with Sluice server " + key + " failed",
+                                          cause));
+                            }
+                          });
+                }
               } else {
                 Throwable cause = future.cause();
                 result.completeExceptionally(

@@ -3,6 +3,7 @@ package io.sluice.network;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -12,6 +13,7 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.DecoderException;
+import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -19,6 +21,7 @@ import java.io.Closeable;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,7 +61,7 @@ public final class TransportServer implements Closeable {
       String host,
       int port)
       throws InterruptedException {
-    this(name, conf, schema, handler, host, port, conf.maxFrameSize(), null);
+    this(name, conf, schema, handler, host, port, conf.maxFrameSize(), null, null);
   }
 
   /**
@@ -66,6 +69,9 @@ public final class TransportServer implements Closeable {
    *
    * @param maxControlFrameSize the longest frame of a type without bulk data
    * @param memory where data frames reserve their bodies before they are read; null for none
+   * @param gate makes each connection's gate, which sees every request before the handler and sets
+   *     its {@link ConnectionPrincipal} (authentication); null for none. With a gate, data frames
+   *     are refused on connections without a principal.
    */
   public TransportServer(
       String name,
@@ -75,9 +81,11 @@ public final class TransportServer implements Closeable {
       String host,
       int port,
       int maxControlFrameSize,
-      InboundMemory memory)
+      InboundMemory memory,
+      Supplier<ChannelHandler> gate)
       throws InterruptedException {
     this.name = name;
+    SslContext tls = conf.tls().serverContext(name); // null when TLS is off
     this.bossGroup = Transports.newEventLoopGroup(conf, 1, name + "-accept");
     this.workerGroup = Transports.newEventLoopGroup(conf, conf.ioThreads(), name + "-io");
     ServerBootstrap bootstrap =
@@ -98,6 +106,7 @@ public final class TransportServer implements Closeable {
                       return;
                     }
                     channels.add(ch);
+                    Tls.addServerHandler(ch, tls);
                     ch.pipeline()
                         .addLast(
                             "idle",
@@ -108,8 +117,15 @@ public final class TransportServer implements Closeable {
                         .addLast(
                             "decoder",
                             new FrameDecoder(
-                                schema, conf.maxFrameSize(), maxControlFrameSize, memory))
-                        .addLast("handler", new ServerChannelHandler(handler, schema));
+                                schema,
+                                conf.maxFrameSize(),
+                                maxControlFrameSize,
+                                memory,
+                                gate != null));
+                    if (gate != null) {
+                      ch.pipeline().addLast("auth", gate.get());
+                    }
+                    ch.pipeline().addLast("handler", new ServerChannelHandler(handler, schema));
                   }
                 });
     InetSocketAddress address =

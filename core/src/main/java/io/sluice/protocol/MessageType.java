@@ -3,6 +3,8 @@ package io.sluice.protocol;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
+import io.sluice.protocol.proto.AuthHello;
+import io.sluice.protocol.proto.AuthProof;
 import io.sluice.protocol.proto.CloseStream;
 import io.sluice.protocol.proto.CommitMapPartition;
 import io.sluice.protocol.proto.CommitShuffle;
@@ -34,6 +36,10 @@ import java.util.function.ToLongFunction;
  */
 public enum MessageType {
   RESPONSE(1, Response.parser(), h -> ((Response) h).getRequestId()),
+
+  // authentication (sluice.auth.enabled): a connection's first two requests
+  AUTH_HELLO(70, AuthHello.parser(), h -> ((AuthHello) h).getRequestId()),
+  AUTH_PROOF(71, AuthProof.parser(), h -> ((AuthProof) h).getRequestId()),
 
   // server: lifecycle
   REGISTER_SHUFFLE(10, RegisterShuffle.parser(), h -> ((RegisterShuffle) h).getRequestId()),

@@ -1,5 +1,6 @@
 package io.sluice.server;
 
+import io.sluice.auth.AuthConf;
 import io.sluice.common.ConfigKey;
 import io.sluice.common.SluiceConf;
 import java.nio.file.Path;
@@ -22,8 +23,14 @@ public final class ServerConf {
       ConfigKey.integer(
           "sluice.metrics.port",
           9291,
-          "The daemon serves Prometheus metrics at http://<host>:<port>/metrics; 0 picks a port,"
-              + " -1 turns it off.");
+          "The daemon serves Prometheus metrics at http://<host>:<port>/metrics (https with"
+              + " sluice.tls.enabled); 0 picks a port, -1 turns it off.");
+  public static final ConfigKey<String> METRICS_HOST =
+      ConfigKey.string(
+          "sluice.metrics.host",
+          "",
+          "Address the metrics port binds, so it can stay on a management network or loopback"
+              + " while sluice.server.host serves clients; empty means sluice.server.host.");
   public static final ConfigKey<String> DIRS =
       ConfigKey.string(
           "sluice.server.dirs",
@@ -150,6 +157,7 @@ public final class ServerConf {
           HOST,
           PORT,
           METRICS_PORT,
+          METRICS_HOST,
           DIRS,
           STATE_DIR,
           MEMORY_MAX,
@@ -175,6 +183,7 @@ public final class ServerConf {
   private final String host;
   private final int port;
   private final int metricsPort;
+  private final String metricsHost;
   private final List<Path> dirs;
   private final Path stateDir;
   private final long memoryMax;
@@ -197,6 +206,7 @@ public final class ServerConf {
   private final int mapReadBufferSize;
   private final int mapReadBuffers;
   private final IntegrityConf integrity;
+  private final AuthConf auth;
 
   public ServerConf(SluiceConf conf) {
     this.host = conf.get(HOST);
@@ -205,6 +215,7 @@ public final class ServerConf {
       throw new IllegalArgumentException(PORT + " must be between 0 and 65535, got " + port);
     }
     this.metricsPort = conf.get(METRICS_PORT);
+    this.metricsHost = conf.get(METRICS_HOST).isEmpty() ? host : conf.get(METRICS_HOST);
     if (metricsPort < -1 || metricsPort > 65535) {
       throw new IllegalArgumentException(
           METRICS_PORT + " must be -1 (off) or between 0 and 65535, got " + metricsPort);
@@ -306,6 +317,10 @@ public final class ServerConf {
       throw new IllegalArgumentException(MAP_READ_BUFFERS + " must be at least 1");
     }
     this.integrity = new IntegrityConf(conf);
+    this.auth = new AuthConf(conf);
+    if (auth.enabled()) {
+      auth.requireClusterSecret();
+    }
   }
 
   public String host() {
@@ -317,6 +332,11 @@ public final class ServerConf {
   }
 
   /** -1 when off. */
+  /** The address the metrics port binds. */
+  public String metricsHost() {
+    return metricsHost;
+  }
+
   public int metricsPort() {
     return metricsPort;
   }
@@ -418,5 +438,10 @@ public final class ServerConf {
   /** The integrity settings ({@code sluice.integrity.*}), read from the same configuration. */
   public IntegrityConf integrity() {
     return integrity;
+  }
+
+  /** The authentication settings ({@code sluice.auth.*}), read from the same configuration. */
+  public AuthConf auth() {
+    return auth;
   }
 }

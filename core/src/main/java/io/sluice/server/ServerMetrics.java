@@ -27,6 +27,8 @@ public final class ServerMetrics {
   private final Counter mapReads;
   private final Counter mapReadsInOrder;
   private final Counter checksumFailures;
+  private final Meter authFailures;
+  private final Meter applicationsExpired;
 
   public ServerMetrics(MetricRegistry registry, MemoryBudget memory) {
     this.registry = registry;
@@ -42,6 +44,8 @@ public final class ServerMetrics {
     this.mapReads = registry.counter(PREFIX + "mapReads");
     this.mapReadsInOrder = registry.counter(PREFIX + "mapReadsInOrder");
     this.checksumFailures = registry.counter(PREFIX + "checksumFailures");
+    this.authFailures = registry.meter(PREFIX + "authFailures");
+    this.applicationsExpired = registry.meter(PREFIX + "applicationsExpired");
     registry.register(PREFIX + "memoryHeld", (Gauge<Long>) memory::held);
     registry.register(PREFIX + "memoryPeak", (Gauge<Long>) memory::peak);
     registry.register(PREFIX + "memoryMax", (Gauge<Long>) memory::max);
@@ -130,6 +134,16 @@ public final class ServerMetrics {
    */
   public Counter checksumFailures() {
     return checksumFailures;
+  }
+
+  /** Requests refused FORBIDDEN and failed authentications (sluice.auth.enabled). */
+  /** Applications whose data was deleted because nobody named them for sluice.app.timeout. */
+  public Meter applicationsExpired() {
+    return applicationsExpired;
+  }
+
+  public Meter authFailures() {
+    return authFailures;
   }
 
   /** Read streams open on the server. */

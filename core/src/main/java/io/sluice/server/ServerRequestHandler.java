@@ -2,9 +2,11 @@ package io.sluice.server;
 
 import io.netty.channel.Channel;
 import io.netty.channel.DefaultFileRegion;
+import io.sluice.common.CrashPoints;
 import io.sluice.common.Ids;
 import io.sluice.network.Message;
 import io.sluice.network.RequestHandler;
+import io.sluice.network.Tls;
 import io.sluice.protocol.MapRanges;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
@@ -33,6 +35,7 @@ import io.sluice.protocol.proto.StreamHandle;
 import io.sluice.protocol.proto.UnregisterApplication;
 import io.sluice.protocol.proto.UnregisterShuffle;
 import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.read.ChunkReader;
 import io.sluice.server.read.MapStreams;
 import io.sluice.server.read.ReadStreams;
 import io.sluice.server.sort.MapRangeReads;
@@ -61,6 +64,7 @@ final class ServerRequestHandler implements RequestHandler {
   private final MapRangeReads rangeReads;
   private final MapStreams mapStreams;
   private final MapPartitionRequests mapPartitions;
+  private final ChunkReader chunkReader;
 
   ServerRequestHandler(
       ShuffleRegistry registry,
@@ -71,7 +75,8 @@ final class ServerRequestHandler implements RequestHandler {
       MapRangeReads rangeReads,
       MapStreams mapStreams,
       int mapWriteCredits,
-      IntegrityConf integrity) {
+      IntegrityConf integrity,
+      ChunkReader chunkReader) {
     this.registry = registry;
     this.streams = streams;
     this.metrics = metrics;
@@ -79,6 +84,7 @@ final class ServerRequestHandler implements RequestHandler {
     this.intake = new PushIntake(registry, memory, metrics, integrity.verifyOnPush());
     this.rangeReads = rangeReads;
     this.mapStreams = mapStreams;
+    this.chunkReader = chunkReader;
     this.mapPartitions =
         new MapPartitionRequests(
             registry,
@@ -198,6 +204,15 @@ final class ServerRequestHandler implements RequestHandler {
           answerWhenDone(channel, h.getRequestId(), registry.unregisterApplication(h.getAppId()));
           return null;
         }
+      case AUTH_HELLO:
+      case AUTH_PROOF:
+        // with sluice.auth.enabled the connection's gate answers these before they get here
+        return Messages.error(
+            request.requestId(),
+            Status.BAD_REQUEST,
+            type
+                + " is not a request this server answers: it does not authenticate connections"
+                + " (sluice.auth.enabled=false)");
       default:
         return Messages.error(
             request.requestId(),
@@ -263,6 +278,7 @@ final class ServerRequestHandler implements RequestHandler {
                         "commit of " + shuffle + " failed: " + error.getMessage()));
                 return;
               }
+              CrashPoints.reach(CrashPoints.COMMIT_BEFORE_ANSWER);
               channel.writeAndFlush(
                   Messages.response(
                       Response.newBuilder()
@@ -405,11 +421,39 @@ final class ServerRequestHandler implements RequestHandler {
     long offset = file.chunkOffsets().get(chunk);
     long length = file.chunkOffsets().get(chunk + 1) - offset;
     metrics.bytesRead().mark(length);
+    Response ok = Response.newBuilder().setRequestId(h.getRequestId()).setStatus(Status.OK).build();
+    if (Tls.isSecured(channel)) {
+      // TLS encrypts every byte: no sendfile; the chunk is read into a buffer off this thread
+      readChunk(channel, ok, file, chunk, offset, (int) length);
+      return null;
+    }
     return Message.withFileBody(
         MessageType.RESPONSE.id(),
-        Response.newBuilder().setRequestId(h.getRequestId()).setStatus(Status.OK).build(),
+        ok,
         h.getRequestId(),
         new DefaultFileRegion(file.path().toFile(), offset, length));
+  }
+
+  private void readChunk(
+      Channel channel, Response ok, CommittedSplitFile file, int chunk, long offset, int length) {
+    long id = ok.getRequestId();
+    chunkReader
+        .read(file.path(), offset, length, channel.alloc())
+        .whenComplete(
+            (buf, error) -> {
+              Message response =
+                  error == null
+                      ? Message.withBody(MessageType.RESPONSE.id(), ok, id, buf)
+                      : Messages.error(
+                          id,
+                          Status.INTERNAL_ERROR,
+                          "cannot read chunk " + chunk + " of " + file.key() + ": " + error);
+              if (channel.isActive()) {
+                channel.writeAndFlush(response);
+              } else {
+                response.release();
+              }
+            });
   }
 
   private static int checkShuffleId(int shuffleId) {

@@ -1,14 +1,18 @@
 package io.sluice.server;
 
 import com.codahale.metrics.MetricRegistry;
+import io.netty.channel.ChannelHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.internal.PlatformDependent;
+import io.sluice.auth.AppKeys;
+import io.sluice.auth.ServerAuthenticator;
 import io.sluice.common.Clock;
 import io.sluice.network.NetworkConf;
 import io.sluice.network.TransportServer;
 import io.sluice.protocol.SluiceProtocol;
 import io.sluice.server.memory.DirectMemoryLimit;
 import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.read.ChunkReader;
 import io.sluice.server.read.MapStreams;
 import io.sluice.server.read.ReadStreams;
 import io.sluice.server.sort.MapRangeReads;
@@ -27,6 +31,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,11 +59,22 @@ public final class ShuffleServer implements Closeable {
   private final ShuffleRegistry registry;
   private final ReadStreams streams;
   private final MapRangeReads rangeReads;
+  private final ChunkReader chunkReader;
   private final MapStreams mapStreams;
   private final ScheduledExecutorService housekeeping;
   private final TransportServer transport;
   private final String advertisedHost;
   private volatile boolean closed;
+
+  /** Each connection's authentication gate, or null without sluice.auth.enabled. */
+  private Supplier<ChannelHandler> authGate(ServerConf conf) {
+    if (!conf.auth().enabled()) {
+      return null;
+    }
+    AppKeys keys = new RegisteredAppKeys(registry, conf.auth().requireClusterSecret());
+    return () ->
+        new ServerAuthenticator("sluice-server", keys, () -> metrics.authFailures().mark());
+  }
 
   /** Bytes of a frame a chunk leaves for the frame's prefix and response header. */
   private static final int CHUNK_RESPONSE_HEADROOM = 4096;
@@ -113,6 +129,7 @@ public final class ShuffleServer implements Closeable {
         Executors.newSingleThreadScheduledExecutor(
             new DefaultThreadFactory("sluice-housekeeping", true));
     this.rangeReads = MapRangeReads.start(conf.chunkSize(), metricRegistry);
+    this.chunkReader = new ChunkReader(Math.max(2, networkConf.ioThreads()));
     FlowControl flowControl = new FlowControl(memory, registry, housekeeping);
     memory.setListener(flowControl);
     this.mapStreams =
@@ -135,7 +152,8 @@ public final class ShuffleServer implements Closeable {
             rangeReads,
             mapStreams,
             conf.mapWriteCredits(),
-            conf.integrity());
+            conf.integrity(),
+            chunkReader);
     try {
       this.transport =
           new TransportServer(
@@ -146,7 +164,8 @@ public final class ShuffleServer implements Closeable {
               conf.host(),
               conf.port(),
               networkConf.maxControlFrameSize(),
-              memory);
+              memory,
+              authGate(conf));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       closeQuietly();
@@ -202,7 +221,9 @@ public final class ShuffleServer implements Closeable {
   /** Visible for tests: runs one expiry pass now. */
   void expireApplications() {
     try {
-      registry.expire(conf.appTimeoutMillis()).get(60, TimeUnit.SECONDS);
+      registry
+          .expire(conf.appTimeoutMillis(), () -> metrics.applicationsExpired().mark())
+          .get(60, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException | RuntimeException e) {
@@ -314,6 +335,7 @@ public final class ShuffleServer implements Closeable {
   private void closeQuietly() {
     housekeeping.shutdownNow();
     rangeReads.close();
+    chunkReader.close();
     mapStreams.close();
     if (transport != null) {
       transport.close();

@@ -31,7 +31,7 @@ class ConnectionLimitsIT {
           idle.add(new RawConnection("127.0.0.1", server.port()));
         }
         // everyone else is served meanwhile
-        cluster.context().call(address, ServerRequests.registerShuffle("app-live", 0, 1, 1));
+        cluster.context().call(null, address, ServerRequests.registerShuffle("app-live", 0, 1, 1));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (server.connectionCount() > 10 && System.nanoTime() < deadline) {
           Thread.sleep(50);

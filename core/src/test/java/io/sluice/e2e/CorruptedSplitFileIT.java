@@ -212,6 +212,7 @@ class CorruptedSplitFileIT {
     cluster
         .context()
         .call(
+            null,
             location.getServer(),
             id ->
                 Messages.request(

@@ -60,6 +60,7 @@ class DirectMemoryBoundIT {
     cluster
         .context()
         .call(
+            null,
             server,
             id ->
                 Messages.request(
@@ -169,6 +170,7 @@ class DirectMemoryBoundIT {
                       cluster
                           .context()
                           .callAsync(
+                              null,
                               address,
                               id -> {
                                 io.netty.buffer.ByteBuf b = Unpooled.directBuffer(100);

@@ -70,7 +70,7 @@ class HostileRequestsIT {
   }
 
   private void call(LongFunction<Message> request) throws Exception {
-    cluster.context().call(server, request);
+    cluster.context().call(null, server, request);
   }
 
   private void assertStatus(LongFunction<Message> request, Status status, String... words) {
@@ -320,21 +320,21 @@ class HostileRequestsIT {
     try (TestCluster small =
         TestCluster.start(tmp.resolve("small"), 1, Map.of("sluice.server.maxOpenWriters", "2"))) {
       ServerAddress s = small.addresses().get(0);
-      small.context().call(s, register(1, MAPS, PARTITIONS));
-      small.context().call(s, push(0, 0, 0));
-      small.context().call(s, push(1, 0, 0));
-      small.context().call(s, push(1, 0, 1)); // an open split takes more
-      assertThatThrownBy(() -> small.context().call(s, push(2, 0, 0)))
+      small.context().call(null, s, register(1, MAPS, PARTITIONS));
+      small.context().call(null, s, push(0, 0, 0));
+      small.context().call(null, s, push(1, 0, 0));
+      small.context().call(null, s, push(1, 0, 1)); // an open split takes more
+      assertThatThrownBy(() -> small.context().call(null, s, push(2, 0, 0)))
           .isInstanceOfSatisfying(
               StatusException.class, e -> assertThat(e.status()).isEqualTo(Status.HARD_SPLIT))
           .hasMessageContaining(
               "writing 2 splits and map partitions, its maximum (sluice.server.maxOpenWriters)");
       // a map partition counts too; one committed leaves room for the next
-      small.context().call(s, register(2, MAPS, 16));
-      small.context().call(s, commit(1));
-      small.context().call(s, regionStart(0, 16, 0));
-      small.context().call(s, regionStart(1, 16, 0));
-      assertThatThrownBy(() -> small.context().call(s, regionStart(2, 16, 0)))
+      small.context().call(null, s, register(2, MAPS, 16));
+      small.context().call(null, s, commit(1));
+      small.context().call(null, s, regionStart(0, 16, 0));
+      small.context().call(null, s, regionStart(1, 16, 0));
+      assertThatThrownBy(() -> small.context().call(null, s, regionStart(2, 16, 0)))
           .isInstanceOfSatisfying(
               StatusException.class, e -> assertThat(e.status()).isEqualTo(Status.HARD_SPLIT))
           .hasMessageContaining("sluice.server.maxOpenWriters");

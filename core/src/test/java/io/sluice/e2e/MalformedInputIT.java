@@ -63,7 +63,7 @@ class MalformedInputIT {
   }
 
   private void call(LongFunction<Message> request) throws Exception {
-    cluster.context().call(server, request);
+    cluster.context().call(null, server, request);
   }
 
   private static ByteBuf batch(int map, int length, int actual) {

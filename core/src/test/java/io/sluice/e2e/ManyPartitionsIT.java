@@ -43,6 +43,7 @@ class ManyPartitionsIT {
     return cluster
         .context()
         .call(
+            null,
             coordinator,
             id ->
                 Messages.request(
@@ -128,6 +129,7 @@ class ManyPartitionsIT {
           cluster
               .context()
               .call(
+                  null,
                   server,
                   id ->
                       Messages.request(
@@ -146,6 +148,7 @@ class ManyPartitionsIT {
           cluster
               .context()
               .call(
+                  TestCluster.APP_ID,
                   coordinator,
                   id ->
                       Messages.request(

@@ -40,6 +40,7 @@ class RetriesAndDuplicatesIT {
         cluster
             .context()
             .call(
+                null,
                 location.getServer(),
                 id ->
                     Messages.request(

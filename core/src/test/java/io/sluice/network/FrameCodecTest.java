@@ -3,6 +3,7 @@ package io.sluice.network;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.protobuf.ByteString;
 import com.google.protobuf.MessageLite;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -10,6 +11,9 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.DecoderException;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.SluiceProtocol;
+import io.sluice.protocol.proto.AppRegistration;
+import io.sluice.protocol.proto.AuthHello;
+import io.sluice.protocol.proto.AuthProof;
 import io.sluice.protocol.proto.CloseStream;
 import io.sluice.protocol.proto.CommitMapPartition;
 import io.sluice.protocol.proto.CommitResult;
@@ -63,6 +67,24 @@ class FrameCodecTest {
 
   private static Map<MessageType, MessageLite> samples() {
     Map<MessageType, MessageLite> m = new EnumMap<>(MessageType.class);
+    m.put(
+        MessageType.AUTH_HELLO,
+        AuthHello.newBuilder()
+            .setRequestId(4)
+            .setAppId("app-1")
+            .setClientNonce(ByteString.copyFrom(new byte[16]))
+            .setRegistration(
+                AppRegistration.newBuilder()
+                    .setNonce(ByteString.copyFrom(new byte[16]))
+                    .setSealedKey(ByteString.copyFrom(new byte[32]))
+                    .setMac(ByteString.copyFrom(new byte[32])))
+            .build());
+    m.put(
+        MessageType.AUTH_PROOF,
+        AuthProof.newBuilder()
+            .setRequestId(5)
+            .setClientProof(ByteString.copyFrom(new byte[32]))
+            .build());
     m.put(
         MessageType.RESPONSE,
         Response.newBuilder()
@@ -206,7 +228,7 @@ class FrameCodecTest {
   private static EmbeddedChannel channel() {
     return new EmbeddedChannel(
         FrameEncoder.INSTANCE,
-        new FrameDecoder(SluiceProtocol.INSTANCE, MAX_FRAME, MAX_FRAME, UNBOUNDED_MEMORY));
+        new FrameDecoder(SluiceProtocol.INSTANCE, MAX_FRAME, MAX_FRAME, UNBOUNDED_MEMORY, false));
   }
 
   /** Encodes on one channel and returns the bytes as one buffer. */

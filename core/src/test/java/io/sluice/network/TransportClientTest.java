@@ -101,6 +101,7 @@ class TransportClientTest {
           CompletableFuture.supplyAsync(
                   () ->
                       context.callAsync(
+                          "a",
                           address,
                           id ->
                               Messages.request(

@@ -58,7 +58,8 @@ public final class TestCluster implements AutoCloseable {
     this.context = new ClientContext(conf);
     this.coordinator = new ShuffleCoordinator(APP_ID, addresses(), context, "127.0.0.1");
     this.coordinatorClient =
-        new CoordinatorClient(context, ClientContext.address("127.0.0.1", coordinator.port()));
+        new CoordinatorClient(
+            context, APP_ID, ClientContext.address("127.0.0.1", coordinator.port()));
   }
 
   public static TestCluster start(Path root, int numServers) throws IOException {

@@ -1,5 +1,6 @@
 package io.sluice.flink;
 
+import io.sluice.auth.AuthConf;
 import io.sluice.client.ClientContext;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -68,7 +69,8 @@ public final class SluiceShuffleEnvironment
     }
     this.networkBufferPool = new NetworkBufferPool((int) segments, segmentSize);
     this.taskEventPublisher = environment.getEventPublisher();
-    this.context = new ClientContext(conf.sluiceConf());
+    // a TaskManager never holds the cluster secret: only the JobManager registers applications
+    this.context = new ClientContext(AuthConf.withoutClusterSecret(conf.sluiceConf()));
     registerMetrics(environment.getParentMetricGroup());
     LOG.info(
         "Sluice shuffle environment of TaskManager {}: {} network buffers of {} bytes, {} per"

@@ -19,19 +19,25 @@ final class SluiceServers implements AutoCloseable {
   private final List<ShuffleServer> servers = new ArrayList<>();
 
   SluiceServers(Path root, int count) throws IOException {
+    this(root, count, Map.of());
+  }
+
+  /** Servers with {@code extra} settings on top of the suites' own. */
+  SluiceServers(Path root, int count, Map<String, String> extra) throws IOException {
     for (int i = 0; i < count; i++) {
       Path dir = Files.createDirectories(root.resolve("server" + i));
       SluiceConf conf =
           SluiceConf.of(
-              Map.of(
-                  "sluice.server.host", "127.0.0.1",
-                  "sluice.server.port", "0",
-                  "sluice.server.dirs", dir.toString(),
-                  "sluice.network.ioThreads", "2",
-                  "sluice.memory.max", "128m",
-                  "sluice.flush.size", "64k",
-                  "sluice.read.chunkSize", "256k",
-                  "sluice.commit.fsync", "false"));
+                  Map.of(
+                      "sluice.server.host", "127.0.0.1",
+                      "sluice.server.port", "0",
+                      "sluice.server.dirs", dir.toString(),
+                      "sluice.network.ioThreads", "2",
+                      "sluice.memory.max", "128m",
+                      "sluice.flush.size", "64k",
+                      "sluice.read.chunkSize", "256k",
+                      "sluice.commit.fsync", "false"))
+              .with(extra);
       servers.add(
           new ShuffleServer(
               new ServerConf(conf), new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM));

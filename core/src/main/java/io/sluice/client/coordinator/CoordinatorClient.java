@@ -30,10 +30,13 @@ import java.util.function.LongFunction;
  */
 public final class CoordinatorClient {
   private final ClientContext context;
+  private final String appId;
   private final ServerAddress coordinator;
 
-  public CoordinatorClient(ClientContext context, ServerAddress coordinator) {
+  /** A client of {@code appId}'s coordinator at {@code coordinator}. */
+  public CoordinatorClient(ClientContext context, String appId, ServerAddress coordinator) {
     this.context = context;
+    this.appId = appId;
     this.coordinator = coordinator;
   }
 
@@ -60,7 +63,7 @@ public final class CoordinatorClient {
   private Response ask(String what, LongFunction<Message> request)
       throws IOException, StatusException {
     try {
-      return context.call(coordinator, request);
+      return context.call(appId, coordinator, request);
     } catch (IOException e) {
       throw new IOException(
           "The Sluice coordinator at "
@@ -314,6 +317,7 @@ public final class CoordinatorClient {
       throws IOException, StatusException {
     return context
         .call(
+            appId,
             coordinator,
             id -> {
               GetCommittedSplits.Builder request =

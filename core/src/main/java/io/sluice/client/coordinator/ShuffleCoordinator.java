@@ -1,6 +1,11 @@
 package io.sluice.client.coordinator;
 
+import io.netty.channel.ChannelHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.sluice.auth.AppKeys;
+import io.sluice.auth.AuthCodes;
+import io.sluice.auth.AuthConf;
+import io.sluice.auth.ServerAuthenticator;
 import io.sluice.client.ClientConf;
 import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
@@ -8,6 +13,7 @@ import io.sluice.client.ServerHeartbeats;
 import io.sluice.client.ServerRequests;
 import io.sluice.common.Clock;
 import io.sluice.common.Ids;
+import io.sluice.network.Message;
 import io.sluice.network.TransportServer;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
@@ -34,6 +40,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -41,6 +48,8 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -112,7 +121,8 @@ public final class ShuffleCoordinator implements Closeable {
               bindHost,
               context.conf().coordinatorPort(),
               Math.min(MAX_REQUEST_SIZE, context.networkConf().maxFrameSize()),
-              null);
+              null,
+              endpointGate(appId, context.auth()));
     } catch (InterruptedException e) {
       requests.shutdownNow();
       Thread.currentThread().interrupt();
@@ -162,22 +172,46 @@ public final class ShuffleCoordinator implements Closeable {
       throw new IllegalArgumentException(
           Ids.shuffle(appId, shuffleId) + " is taken by a later generation of another shuffle");
     }
+    // every server at once: a silent one costs one request timeout, not one per server before it
+    List<ServerAddress> candidates = exclusions.usable(servers);
+    List<CompletableFuture<Message>> answers = new ArrayList<>();
+    for (ServerAddress s : candidates) {
+      answers.add(
+          context.callAsync(
+              appId, s, ServerRequests.registerShuffle(appId, shuffleId, numMaps, numPartitions)));
+    }
+    long deadline =
+        System.nanoTime()
+            + TimeUnit.MILLISECONDS.toNanos(context.networkConf().requestTimeoutMillis() + 1000);
     List<ServerAddress> usable = new ArrayList<>();
     IOException lastError = null;
-    for (ServerAddress s : exclusions.usable(servers)) {
+    for (int i = 0; i < candidates.size(); i++) {
+      ServerAddress s = candidates.get(i);
+      String failure;
       try {
-        registerOn(s, shuffleId, numMaps, numPartitions);
+        answers
+            .get(i)
+            .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+            .release();
+        registeredServers.add(s);
         usable.add(s);
-      } catch (IOException | StatusException e) {
-        exclusions.exclude(
-            s, "registering " + Ids.shuffle(appId, shuffleId) + ": " + e.getMessage());
-        LOG.warn(
-            "Server {} refused {}; placing its partitions elsewhere: {}",
-            ClientContext.format(s),
-            Ids.shuffle(appId, shuffleId),
-            e.getMessage());
-        lastError = new IOException(e.getMessage(), e);
+        continue;
+      } catch (ExecutionException e) {
+        failure = String.valueOf(e.getCause() == null ? e : e.getCause().getMessage());
+      } catch (TimeoutException e) {
+        answers.get(i).cancel(false);
+        failure = "no answer within sluice.network.requestTimeout";
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted registering " + Ids.shuffle(appId, shuffleId), e);
       }
+      exclusions.exclude(s, "registering " + Ids.shuffle(appId, shuffleId) + ": " + failure);
+      LOG.warn(
+          "Server {} refused {}; placing its partitions elsewhere: {}",
+          ClientContext.format(s),
+          Ids.shuffle(appId, shuffleId),
+          failure);
+      lastError = new IOException(ClientContext.format(s) + ": " + failure);
     }
     if (usable.isEmpty()) {
       throw new IOException(
@@ -205,7 +239,8 @@ public final class ShuffleCoordinator implements Closeable {
 
   private void registerOn(ServerAddress server, int shuffleId, int numMaps, int numPartitions)
       throws IOException, StatusException {
-    context.call(server, ServerRequests.registerShuffle(appId, shuffleId, numMaps, numPartitions));
+    context.call(
+        appId, server, ServerRequests.registerShuffle(appId, shuffleId, numMaps, numPartitions));
     registeredServers.add(server);
   }
 
@@ -370,6 +405,7 @@ public final class ShuffleCoordinator implements Closeable {
       ServerAddress server, int shuffleId, SplitCursor resume, List<CommittedSplit> into) {
     return context
         .callAsync(
+            appId,
             server,
             id -> {
               CommitShuffle.Builder request =
@@ -393,6 +429,20 @@ public final class ShuffleCoordinator implements Closeable {
                   ? commitPage(server, shuffleId, page.getNext(), into)
                   : CompletableFuture.completedFuture(into);
             });
+  }
+
+  /**
+   * With authentication, the endpoint serves only connections that prove they hold this
+   * application's key; a coordinator must also hold the cluster secret, to register the key at the
+   * servers.
+   */
+  private static Supplier<ChannelHandler> endpointGate(String appId, AuthConf auth) {
+    if (!auth.enabled()) {
+      return null;
+    }
+    auth.requireClusterSecret();
+    AppKeys keys = AppKeys.single(appId, AuthCodes.appKey(auth.requireAppSecret(), appId));
+    return () -> new ServerAuthenticator("sluice-coordinator-" + appId, keys, () -> {});
   }
 
   /** The commit of a shuffle, completing when it is done. */
@@ -552,6 +602,7 @@ public final class ShuffleCoordinator implements Closeable {
     for (ServerAddress server : s.servers()) {
       try {
         context.call(
+            appId,
             server,
             id ->
                 Messages.request(
@@ -586,7 +637,7 @@ public final class ShuffleCoordinator implements Closeable {
   private void releaseNow(String earlierAppId) {
     for (ServerAddress server : servers) {
       context
-          .callAsync(server, ServerRequests.unregisterApplication(earlierAppId))
+          .callAsync(earlierAppId, server, ServerRequests.unregisterApplication(earlierAppId))
           .whenComplete(
               (m, e) -> {
                 if (m != null) {
@@ -608,7 +659,7 @@ public final class ShuffleCoordinator implements Closeable {
     requests.shutdown();
     for (ServerAddress server : registeredServers) {
       try {
-        context.call(server, ServerRequests.unregisterApplication(appId));
+        context.call(appId, server, ServerRequests.unregisterApplication(appId));
       } catch (IOException | StatusException e) {
         LOG.warn(
             "Could not unregister application {} on {}: {}",

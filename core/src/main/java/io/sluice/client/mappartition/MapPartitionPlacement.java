@@ -113,6 +113,7 @@ public final class MapPartitionPlacement implements Closeable {
       InetSocketAddress s = candidates.get((start + i) % candidates.size());
       try {
         context.call(
+            appId,
             address(s),
             ServerRequests.registerShuffle(appId, shuffleId, numMaps, numSubpartitions));
         used.add(s);
@@ -132,7 +133,7 @@ public final class MapPartitionPlacement implements Closeable {
   /** Deletes one map partition's files on its server; best effort, asynchronous. */
   public void release(MapPartitionId id, InetSocketAddress server) {
     context
-        .callAsync(address(server), ServerRequests.releaseMapPartition(id.ref()))
+        .callAsync(appId, address(server), ServerRequests.releaseMapPartition(id.ref()))
         .whenComplete(
             (m, e) -> {
               if (m != null) {
@@ -184,7 +185,7 @@ public final class MapPartitionPlacement implements Closeable {
     placer.shutdownNow();
     for (InetSocketAddress s : used) {
       context
-          .callAsync(address(s), ServerRequests.unregisterApplication(appId))
+          .callAsync(appId, address(s), ServerRequests.unregisterApplication(appId))
           .whenComplete(
               (m, e) -> {
                 if (m != null) {

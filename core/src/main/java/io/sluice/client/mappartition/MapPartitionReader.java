@@ -136,7 +136,7 @@ public final class MapPartitionReader implements Closeable {
     ServerAddress server = ClientContext.address(host, port);
     TransportClient connection;
     try {
-      connection = context.connection(server);
+      connection = context.connection(id.appId(), server);
     } catch (IOException e) {
       MapPartitionReader failed = new MapPartitionReader(context, id, server, null, onAvailable);
       failed.fail(e);

@@ -166,7 +166,7 @@ public final class MapPartitionWriter implements Closeable {
       throw new IllegalStateException("region " + (regionsStarted - 1) + " of " + id + " is open");
     }
     if (connection == null) {
-      connection = context.pushConnection(server);
+      connection = context.pushConnection(id.appId(), server);
     }
     int region = regionsStarted;
     Response r =
@@ -558,7 +558,7 @@ public final class MapPartitionWriter implements Closeable {
     }
     if (!committed && connection != null) {
       context
-          .callAsync(server, ServerRequests.releaseMapPartition(ref))
+          .callAsync(id.appId(), server, ServerRequests.releaseMapPartition(ref))
           .whenComplete(
               (m, e) -> {
                 if (m != null) {

@@ -284,7 +284,7 @@ public final class MapOutputPusher implements Closeable {
       return CompletableFuture.completedFuture(c);
     }
     return context
-        .pushConnectionAsync(server)
+        .pushConnectionAsync(appId, server)
         .thenApply(
             opened -> {
               connections.put(server, opened);

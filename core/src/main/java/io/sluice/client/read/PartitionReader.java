@@ -441,7 +441,7 @@ public final class PartitionReader implements Closeable {
   }
 
   private void openStream(CommittedSplit s) throws IOException {
-    connection = context.connection(s.getServer());
+    connection = context.connection(appId, s.getServer());
     split = s;
     Response r;
     try {

@@ -2,6 +2,8 @@ package io.sluice.server.metrics;
 
 import com.codahale.metrics.MetricRegistry;
 import com.sun.net.httpserver.HttpServer;
+import io.sluice.common.SluiceConf;
+import io.sluice.network.Tls;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -13,8 +15,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves {@code GET /metrics} in Prometheus text format from one thread. Used by the daemon; inside
- * a NodeManager the metrics go to the NodeManager's own metrics system instead.
+ * Serves {@code GET /metrics} in Prometheus text format from one thread, over HTTPS when {@code
+ * sluice.tls.enabled}. Used by the daemon; inside a NodeManager the metrics go to the NodeManager's
+ * own metrics system instead.
  */
 public final class MetricsHttpServer implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(MetricsHttpServer.class);
@@ -22,9 +25,18 @@ public final class MetricsHttpServer implements Closeable {
   private final HttpServer server;
   private final ExecutorService executor;
 
-  /** Binds {@code host:port} (port 0 picks one). */
+  /** Binds {@code host:port} (port 0 picks one), plain HTTP. */
   public MetricsHttpServer(MetricRegistry registry, String host, int port) throws IOException {
-    this.server = HttpServer.create(new InetSocketAddress(host, port), 16);
+    this(registry, host, port, Tls.fromConf(SluiceConf.empty()));
+  }
+
+  /**
+   * Binds {@code host:port} (port 0 picks one); serves HTTPS with the process's certificate when
+   * {@code tls} is enabled.
+   */
+  public MetricsHttpServer(MetricRegistry registry, String host, int port, Tls tls)
+      throws IOException {
+    this.server = tls.createHttpServer(new InetSocketAddress(host, port), 16);
     this.executor =
         Executors.newSingleThreadExecutor(
             r -> {
@@ -48,7 +60,7 @@ public final class MetricsHttpServer implements Closeable {
           }
         });
     server.start();
-    LOG.info("Metrics served at http://{}:{}/metrics", host, port());
+    LOG.info("Metrics served at {}://{}:{}/metrics", tls.httpScheme(), host, port());
   }
 
   public int port() {

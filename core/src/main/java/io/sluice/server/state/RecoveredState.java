@@ -63,8 +63,18 @@ public final class RecoveredState {
 
   private final Map<String, Map<Integer, Shuffle>> apps = new TreeMap<>();
 
-  void addApplication(String appId) {
+  private final Map<String, byte[]> authKeys = new TreeMap<>();
+
+  void addApplication(String appId, byte[] authKey) {
     apps.computeIfAbsent(appId, id -> new TreeMap<>());
+    if (authKey != null) {
+      authKeys.put(appId, authKey);
+    }
+  }
+
+  /** The key an application's coordinator registered (sluice.auth.enabled), or null. */
+  public byte[] authKey(String appId) {
+    return authKeys.get(appId);
   }
 
   Shuffle shuffle(String appId, int shuffleId) {

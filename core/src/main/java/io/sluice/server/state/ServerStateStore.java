@@ -37,7 +37,10 @@ import org.slf4j.LoggerFactory;
  * <p><b>Durability.</b> Every change goes to RocksDB's write-ahead log before the server answers
  * the request that caused it, so it survives a crash of the process (kill -9). Commit records are
  * also synced to disk when {@code sluice.commit.fsync} is on, like the split files themselves, so
- * they survive a power loss; registrations and open records are not synced.
+ * they survive a power loss; registrations and open records are not synced. The sync is a separate
+ * {@code syncWal()} on the committing (flusher) thread rather than a synced write, so the unsynced
+ * writes that network threads make (registrations, open records) never join a write group that
+ * waits for an fsync.
  *
  * <p><b>Failures.</b> A change that cannot be written is logged, naming the split, and counted in
  * {@code sluice.server.state.writeFailures}; the server goes on serving it, but that data would not
@@ -53,8 +56,8 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
   private final Path dir;
   private final Options options;
   private final RocksDB db;
-  private final WriteOptions plainWrites;
-  private final WriteOptions commitWrites;
+  private final WriteOptions writes;
+  private final boolean syncCommits;
   private final StateMetrics metrics;
   // writers hold the read lock, close() the write lock: no write reaches a closed database
   private final ReadWriteLock lifecycle = new ReentrantReadWriteLock();
@@ -65,8 +68,8 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
     this.dir = dir;
     this.options = options;
     this.db = db;
-    this.plainWrites = new WriteOptions();
-    this.commitWrites = new WriteOptions().setSync(syncCommits);
+    this.writes = new WriteOptions();
+    this.syncCommits = syncCommits;
     this.metrics = metrics;
   }
 
@@ -192,7 +195,10 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
   private void readRecord(RecoveredState state, String key, byte[] value)
       throws InvalidProtocolBufferException {
     if (key.startsWith(StateKeys.APP)) {
-      state.addApplication(Ids.checkAppId(StateApplication.parseFrom(value).getAppId()));
+      StateApplication app = StateApplication.parseFrom(value);
+      state.addApplication(
+          Ids.checkAppId(app.getAppId()),
+          app.getAuthKey().isEmpty() ? null : app.getAuthKey().toByteArray());
     } else if (key.startsWith(StateKeys.SHUFFLE)) {
       StateShuffle s = StateShuffle.parseFrom(value);
       state.markStageCommitted(
@@ -230,14 +236,15 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
   }
 
   @Override
-  public void applicationRegistered(String appId) {
+  public void applicationRegistered(String appId, byte[] authKey) {
+    StateApplication.Builder record = StateApplication.newBuilder().setAppId(appId);
+    if (authKey != null) {
+      record.setAuthKey(com.google.protobuf.ByteString.copyFrom(authKey));
+    }
     write(
         "register application " + appId,
         false,
-        batch ->
-            batch.put(
-                StateKeys.app(appId),
-                StateApplication.newBuilder().setAppId(appId).build().toByteArray()));
+        batch -> batch.put(StateKeys.app(appId), record.build().toByteArray()));
   }
 
   private static byte[] shuffleRecord(
@@ -388,7 +395,12 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
         return;
       }
       filler.fill(batch);
-      db.write(commit ? commitWrites : plainWrites, batch);
+      db.write(writes, batch);
+      if (commit && syncCommits) {
+        // synced apart from the write: a write with sync set leads RocksDB's write group, and a
+        // registration or open record written on a network thread would wait for its fsync
+        db.syncWal();
+      }
       metrics.writes().mark();
     } catch (RocksDBException e) {
       metrics.writeFailures().inc();
@@ -414,8 +426,7 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
         LOG.warn("State store {}: syncing the log at close failed: {}", dir, e.toString());
       }
       db.close();
-      plainWrites.close();
-      commitWrites.close();
+      writes.close();
       options.close();
     } finally {
       lifecycle.writeLock().unlock();

@@ -128,7 +128,7 @@ public final class StateRecovery {
     RecoveredState state = store.load();
     Set<Path> keep = new HashSet<>();
     for (String appId : state.applications()) {
-      registry.restoreApplication(appId);
+      registry.restoreApplication(appId, state.authKey(appId));
       summary.applications++;
     }
     for (RecoveredState.Shuffle recorded : state.shuffles()) {

@@ -2,6 +2,7 @@ package io.sluice.server.storage;
 
 import com.codahale.metrics.Timer;
 import io.netty.buffer.ByteBuf;
+import io.sluice.common.CrashPoints;
 import io.sluice.protocol.BatchFormat;
 import io.sluice.protocol.proto.Status;
 import io.sluice.server.ServerConf;
@@ -427,11 +428,13 @@ public final class ReducePartitionSplit {
       throw new IOException("Cannot commit " + key + ": " + failed.getMessage(), failed);
     }
     FileChannel ch = openChannel();
+    CrashPoints.reach(CrashPoints.SPLIT_BEFORE_RENAME);
     if (fsync) {
       ch.force(true);
     }
     closeQuietly();
     DurableRename.rename(inProgressPath(d), committedPath(d), fsync);
+    CrashPoints.reach(CrashPoints.SPLIT_AFTER_RENAME);
     if (chunkOffsets.get(chunkOffsets.size() - 1) != flushedLength) {
       chunkOffsets.add(flushedLength);
     }

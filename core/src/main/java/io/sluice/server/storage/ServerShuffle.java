@@ -1,5 +1,6 @@
 package io.sluice.server.storage;
 
+import io.sluice.common.CrashPoints;
 import io.sluice.common.Ids;
 import io.sluice.protocol.MapPartitionId;
 import java.io.IOException;
@@ -338,6 +339,7 @@ public final class ServerShuffle {
         .thenApply(
             file -> {
               state.splitCommitted(file);
+              CrashPoints.reach(CrashPoints.SPLIT_AFTER_RECORD);
               return file;
             });
   }

@@ -3,6 +3,7 @@ package io.sluice.server.storage;
 import io.sluice.common.Clock;
 import io.sluice.protocol.proto.MapPartitionRef;
 import io.sluice.protocol.proto.ReportChecksumFailure;
+import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -41,6 +42,9 @@ public final class ShuffleRegistry {
     final Map<Integer, ServerShuffle> shuffles = new ConcurrentHashMap<>();
     volatile long lastHeard;
 
+    /** The key its coordinator registered (sluice.auth.enabled); null without authentication. */
+    volatile byte[] authKey;
+
     Application(String appId, long now) {
       this.appId = appId;
       this.lastHeard = now;
@@ -61,7 +65,7 @@ public final class ShuffleRegistry {
               Application a = existing;
               if (a == null) {
                 a = new Application(id, clock.millis());
-                state.applicationRegistered(id);
+                state.applicationRegistered(id, null);
               }
               a.lastHeard = clock.millis();
               return a;
@@ -95,9 +99,43 @@ public final class ShuffleRegistry {
             shuffleId, id -> new ServerShuffle(appId, id, shape, dirs, state, stopping));
   }
 
-  /** Restart: brings back a recorded application, heard from now; records nothing. */
-  public void restoreApplication(String appId) {
-    restoredApplication(appId);
+  /** Restart: brings back a recorded application and its key, heard from now; records nothing. */
+  public void restoreApplication(String appId, byte[] authKey) {
+    restoredApplication(appId).authKey = authKey;
+  }
+
+  /**
+   * Binds the key a coordinator registered for {@code appId}, registering the application if it is
+   * not yet (it then expires like any other without heartbeats); counts as a heartbeat.
+   *
+   * @return false when the application is bound to another key: its id was claimed first
+   */
+  public boolean bindKey(String appId, byte[] key) {
+    boolean[] bound = {false};
+    apps.compute(
+        appId,
+        (id, existing) -> {
+          Application a = existing;
+          if (a == null) {
+            a = new Application(id, clock.millis());
+          }
+          if (a.authKey == null) {
+            a.authKey = key.clone();
+            state.applicationRegistered(id, a.authKey);
+            bound[0] = true;
+          } else {
+            bound[0] = MessageDigest.isEqual(a.authKey, key);
+          }
+          a.lastHeard = clock.millis();
+          return a;
+        });
+    return bound[0];
+  }
+
+  /** The key bound for {@code appId}, or null. */
+  public byte[] authKey(String appId) {
+    Application app = apps.get(appId);
+    return app == null ? null : app.authKey;
   }
 
   private Application restoredApplication(String appId) {
@@ -233,6 +271,11 @@ public final class ShuffleRegistry {
    * @return completes when their files are deleted
    */
   public CompletableFuture<Void> expire(long timeoutMillis) {
+    return expire(timeoutMillis, () -> {});
+  }
+
+  /** Like {@link #expire(long)}, running {@code onExpired} once per expired application. */
+  public CompletableFuture<Void> expire(long timeoutMillis, Runnable onExpired) {
     long now = clock.millis();
     List<CompletableFuture<Void>> expired = new ArrayList<>();
     for (Application app : apps.values()) {
@@ -244,6 +287,7 @@ public final class ShuffleRegistry {
             now - app.lastHeard,
             timeoutMillis,
             app.shuffles.size());
+        onExpired.run();
         expired.add(unregisterApplication(app.appId));
       }
     }

@@ -16,7 +16,8 @@ public interface ShuffleStateListener {
   /** Records nothing. */
   ShuffleStateListener NONE = new ShuffleStateListener() {};
 
-  default void applicationRegistered(String appId) {}
+  /** An application was registered; {@code authKey} is its key (sluice.auth.enabled) or null. */
+  default void applicationRegistered(String appId, byte[] authKey) {}
 
   default void shuffleRegistered(String appId, int shuffleId, ShuffleShape shape) {}
 

@@ -138,7 +138,8 @@ class CommitWaitIT {
                 context,
                 "127.0.0.1")) {
       CoordinatorClient client =
-          new CoordinatorClient(context, ClientContext.address("127.0.0.1", coordinator.port()));
+          new CoordinatorClient(
+              context, TestCluster.APP_ID, ClientContext.address("127.0.0.1", coordinator.port()));
       coordinator.registerShuffle(4, 1, 3);
       coordinator.mapperEnd(4, 0, 0, List.of(ClientContext.address("127.0.0.1", silent.port())));
       assertThatThrownBy(() -> client.committedSplits(4, 1, 3))

@@ -121,8 +121,9 @@ class CorruptedMapPartitionIT {
   void aCorruptBlockIsRefusedOnReceiptWhenTheServerVerifiesOnPush() throws Exception {
     ClientContext context = cluster.context();
     ServerAddress server = cluster.addresses().get(0);
-    TransportClient connection = context.connection(server);
+    TransportClient connection = context.connection(null, server);
     context.call(
+        null,
         server,
         rid ->
             Messages.request(

@@ -290,7 +290,7 @@ class MapPartitionIT {
 
     ClientContext context = cluster.context();
     io.sluice.network.TransportClient connection =
-        context.connection(ClientContext.address(at.getHostString(), at.getPort()));
+        context.connection(null, ClientContext.address(at.getHostString(), at.getPort()));
     MapPartitionRef ref =
         MapPartitionRef.newBuilder()
             .setAppId(APP)
@@ -356,8 +356,9 @@ class MapPartitionIT {
   void aFrameAfterARefusedOneIsRefusedTooSoFramesAreStoredInOrder() throws Exception {
     ClientContext context = cluster.context();
     ServerAddress server = cluster.addresses().get(0);
-    io.sluice.network.TransportClient connection = context.connection(server);
+    io.sluice.network.TransportClient connection = context.connection(null, server);
     context.call(
+        null,
         server,
         rid ->
             Messages.request(
@@ -469,6 +470,7 @@ class MapPartitionIT {
     ClientContext context = cluster.context();
     ServerAddress server = cluster.addresses().get(0);
     context.call(
+        null,
         server,
         rid ->
             Messages.request(
@@ -492,6 +494,7 @@ class MapPartitionIT {
     assertThatThrownBy(
             () ->
                 context.call(
+                    null,
                     server,
                     rid ->
                         Messages.request(
@@ -506,6 +509,7 @@ class MapPartitionIT {
         .isInstanceOf(StatusException.class)
         .hasMessageContaining("region 2");
     context.call(
+        null,
         server,
         rid ->
             Messages.request(
@@ -523,6 +527,7 @@ class MapPartitionIT {
             catchThrowable(
                 () ->
                     context.call(
+                        null,
                         server,
                         rid -> {
                           io.netty.buffer.ByteBuf body = Unpooled.buffer();
@@ -546,6 +551,7 @@ class MapPartitionIT {
             catchThrowable(
                 () ->
                     context.call(
+                        null,
                         server,
                         rid ->
                             Messages.request(

@@ -174,7 +174,7 @@ class ServerStateStoreTest {
     MetricRegistry metrics = new MetricRegistry();
     ServerStateStore store = ServerStateStore.open(tmp.resolve("state"), false, metrics);
     store.close();
-    store.applicationRegistered("app-1");
+    store.applicationRegistered("app-1", null);
     store.close();
     assertThat(metrics.counter(StateMetrics.PREFIX + "writeFailures").getCount()).isEqualTo(1);
   }

@@ -15,7 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class SluiceClients implements Closeable {
   private final SluiceConf conf;
-  private final Map<ServerAddress, CoordinatorClient> coordinators = new ConcurrentHashMap<>();
+  private final Map<String, CoordinatorClient> coordinators = new ConcurrentHashMap<>();
   private volatile ClientContext context;
   private boolean closed; // guarded by this
 
@@ -33,14 +33,18 @@ final class SluiceClients implements Closeable {
         throw new IllegalStateException("the Sluice shuffle manager is stopped");
       }
       if (context == null) {
-        context = new ClientContext(conf);
+        // created on first use, when Spark's environment (and its secret) exists
+        context = new ClientContext(SparkSluiceConf.withSparkSecret(conf));
       }
       return context;
     }
   }
 
-  CoordinatorClient coordinator(ServerAddress address) {
-    return coordinators.computeIfAbsent(address, a -> new CoordinatorClient(context(), a));
+  /** A client of application {@code appId}'s coordinator at {@code address}. */
+  CoordinatorClient coordinator(String appId, ServerAddress address) {
+    return coordinators.computeIfAbsent(
+        appId + "@" + ClientContext.format(address),
+        k -> new CoordinatorClient(context(), appId, address));
   }
 
   @Override

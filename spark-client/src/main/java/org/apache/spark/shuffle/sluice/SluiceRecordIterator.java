@@ -58,7 +58,7 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
       int endPartition) {
     this.handle = handle;
     this.client = clients.context();
-    this.coordinator = clients.coordinator(handle.coordinator());
+    this.coordinator = clients.coordinator(handle.appId(), handle.coordinator());
     this.serializer = serializer;
     this.metrics = metrics;
     this.startMapIndex = startMapIndex;

@@ -50,7 +50,7 @@ public class SluiceShuffleManager extends SortShuffleManager {
     SparkSluiceConf.checkCompatible(conf);
     this.conf = conf;
     this.isDriver = isDriver;
-    this.sluiceConf = SparkSluiceConf.toSluiceConf(conf);
+    this.sluiceConf = SparkSluiceConf.toSluiceConf(conf, isDriver);
     this.clients = new SluiceClients(sluiceConf);
   }
 

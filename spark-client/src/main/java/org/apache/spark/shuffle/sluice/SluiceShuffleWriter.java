@@ -65,7 +65,7 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
     this.handle = handle;
     this.dep = handle.dependency();
     this.client = clients.context();
-    this.coordinator = clients.coordinator(handle.coordinator());
+    this.coordinator = clients.coordinator(handle.appId(), handle.coordinator());
     this.context = context;
     this.metrics = metrics;
     this.mapTaskId = mapTaskId;

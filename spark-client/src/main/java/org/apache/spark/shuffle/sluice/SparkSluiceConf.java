@@ -1,9 +1,11 @@
 package org.apache.spark.shuffle.sluice;
 
+import io.sluice.auth.AuthConf;
 import io.sluice.common.SluiceConf;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
 import scala.Tuple2;
 
 /**
@@ -36,6 +38,21 @@ public final class SparkSluiceConf {
    * @throws IllegalArgumentException naming the setting and what to change
    */
   static void checkCompatible(SparkConf spark) {
+    if (spark.getBoolean(PREFIX + "auth.enabled", false)) {
+      if (!spark.getBoolean("spark.authenticate", false)) {
+        throw new IllegalArgumentException(
+            "spark.sluice.auth.enabled=true needs spark.authenticate=true: Sluice derives each"
+                + " application's key from Spark's own application secret, and without"
+                + " spark.authenticate anyone reaching the driver could read the configuration"
+                + " executors fetch. Set spark.authenticate=true.");
+      }
+      if (spark.contains(PREFIX + "auth.clusterSecret")) {
+        throw new IllegalArgumentException(
+            "spark.sluice.auth.clusterSecret would be sent to every executor with the Spark"
+                + " configuration, and only the driver may hold it: put the secret in a file"
+                + " readable on the driver's host and set spark.sluice.auth.clusterSecretFile.");
+      }
+    }
     if (spark.getBoolean("spark.shuffle.push.enabled", false)) {
       throw new IllegalArgumentException(
           "spark.shuffle.push.enabled=true (Spark's push-based shuffle to its external shuffle"
@@ -46,17 +63,51 @@ public final class SparkSluiceConf {
   }
 
   public static SluiceConf toSluiceConf(SparkConf spark) {
+    return toSluiceConf(spark, true);
+  }
+
+  /**
+   * Like {@link #toSluiceConf(SparkConf)}; on executors ({@code isDriver} false) without the
+   * cluster secret's file, which only the driver's host has and only a coordinator uses.
+   */
+  static SluiceConf toSluiceConf(SparkConf spark, boolean isDriver) {
     Map<String, String> values = new HashMap<>();
     for (Tuple2<String, String> e : spark.getAll()) {
       if (e._1().startsWith(PREFIX)) {
         values.put("sluice." + e._1().substring(PREFIX.length()), e._2());
       }
     }
+
     if (!spark.getBoolean("spark.shuffle.compress", true)
         && !values.containsKey("sluice.push.compression")) {
       values.put("sluice.push.compression", "none");
     }
-    return SluiceConf.of(values);
+    SluiceConf conf = SluiceConf.of(values);
+    return isDriver ? conf : AuthConf.withoutClusterSecret(conf);
+  }
+
+  /**
+   * With {@code sluice.auth.enabled}, {@code conf} with Spark's application secret (the one of
+   * {@code spark.authenticate}, which Spark gives the driver and every executor) as the application
+   * secret, unless one is set explicitly.
+   *
+   * @throws IllegalStateException when Spark has no secret
+   */
+  static SluiceConf withSparkSecret(SluiceConf conf) {
+    if (!conf.get(AuthConf.ENABLED)
+        || !conf.get(AuthConf.APP_SECRET).isEmpty()
+        || !conf.get(AuthConf.APP_SECRET_FILE).isEmpty()) {
+      return conf;
+    }
+    SparkEnv env = SparkEnv.get();
+    String secret = env == null ? null : env.securityManager().getSecretKey();
+    if (secret == null || secret.isEmpty()) {
+      throw new IllegalStateException(
+          "spark.sluice.auth.enabled=true but Spark has no application secret: set"
+              + " spark.authenticate=true (on YARN Spark makes one per application; elsewhere"
+              + " set spark.authenticate.secret)");
+    }
+    return conf.with(AuthConf.APP_SECRET.name(), secret);
   }
 
   /** The host executors reach the driver's coordinator at. */

@@ -33,6 +33,25 @@ class SparkSluiceConfTest {
   }
 
   @Test
+  void authenticationNeedsSparkAuthenticateAndKeepsTheClusterSecretOffExecutors() {
+    SparkConf spark = new SparkConf(false).set("spark.sluice.auth.enabled", "true");
+    assertThatThrownBy(() -> SparkSluiceConf.checkCompatible(spark))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("Set spark.authenticate=true");
+    spark.set("spark.authenticate", "true").set("spark.sluice.auth.clusterSecret", "s");
+    assertThatThrownBy(() -> SparkSluiceConf.checkCompatible(spark))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("spark.sluice.auth.clusterSecretFile");
+    spark.remove("spark.sluice.auth.clusterSecret");
+    spark.set("spark.sluice.auth.clusterSecretFile", "/only/on/the/driver");
+    SparkSluiceConf.checkCompatible(spark);
+    assertThat(SparkSluiceConf.toSluiceConf(spark, true).asMap())
+        .containsEntry("sluice.auth.clusterSecretFile", "/only/on/the/driver");
+    assertThat(SparkSluiceConf.toSluiceConf(spark, false).asMap())
+        .doesNotContainKey("sluice.auth.clusterSecretFile");
+  }
+
+  @Test
   void pushBasedShuffleIsRefusedNamingTheSetting() {
     SparkConf spark = new SparkConf(false).set("spark.shuffle.push.enabled", "true");
     assertThatThrownBy(() -> SparkSluiceConf.checkCompatible(spark))

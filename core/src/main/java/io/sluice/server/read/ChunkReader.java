@@ -1,0 +1,81 @@
+package io.sluice.server.read;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.io.Closeable;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Reads chunks of committed split files into buffers, on threads of its own, for connections that
+ * cannot send a file region: under TLS every byte passes through the SSL engine, so sendfile is out
+ * and the chunk must be in memory. Network threads never wait on the disk. A chunk in flight holds
+ * its length of the server's direct memory until it is written. Threads start on first use, so a
+ * server without TLS runs none. Thread safe.
+ */
+public final class ChunkReader implements Closeable {
+  private final ThreadPoolExecutor executor;
+
+  public ChunkReader(int threads) {
+    this.executor =
+        new ThreadPoolExecutor(
+            threads,
+            threads,
+            60,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            new DefaultThreadFactory("sluice-chunk-reader", true));
+    executor.allowCoreThreadTimeOut(true);
+  }
+
+  /**
+   * Reads {@code length} bytes of {@code file} from {@code offset} into a buffer of {@code alloc},
+   * which the future's receiver owns; fails with an {@link IOException} naming the file.
+   */
+  public CompletableFuture<ByteBuf> read(
+      Path file, long offset, int length, ByteBufAllocator alloc) {
+    CompletableFuture<ByteBuf> result = new CompletableFuture<>();
+    try {
+      executor.execute(() -> readNow(file, offset, length, alloc, result));
+    } catch (RejectedExecutionException e) {
+      result.completeExceptionally(new IOException("the server is stopping", e));
+    }
+    return result;
+  }
+
+  private static void readNow(
+      Path file, long offset, int length, ByteBufAllocator alloc, CompletableFuture<ByteBuf> out) {
+    ByteBuf buf = alloc.directBuffer(length, length);
+    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+      while (buf.isWritable()) {
+        int n = buf.writeBytes(channel, offset + buf.writerIndex(), buf.writableBytes());
+        if (n < 0) {
+          throw new EOFException(
+              file + " ends before byte " + (offset + length) + " of its chunk offsets");
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      buf.release();
+      out.completeExceptionally(
+          e instanceof IOException ? e : new IOException("cannot read " + file + ": " + e, e));
+      return;
+    }
+    if (!out.complete(buf)) {
+      buf.release();
+    }
+  }
+
+  @Override
+  public void close() {
+    executor.shutdownNow();
+  }
+}
