@@ -3,6 +3,7 @@ package io.sluice.e2e.spark;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -29,6 +30,13 @@ final class BoundedQuery {
    */
   static List<String> collect(SparkSession spark, Dataset<Row> df, Duration bound)
       throws Exception {
+    return run(spark, () -> Jobs.sorted(Jobs.strings(df.collectAsList())), bound);
+  }
+
+  /**
+   * What {@code job} returns; fails like {@link #collect} when it takes longer than {@code bound}.
+   */
+  static <T> T run(SparkSession spark, Callable<T> job, Duration bound) throws Exception {
     ExecutorService runner =
         Executors.newSingleThreadExecutor(
             r -> {
@@ -37,8 +45,7 @@ final class BoundedQuery {
               return t;
             });
     try {
-      Future<List<String>> rows =
-          runner.submit(() -> Jobs.sorted(Jobs.strings(df.collectAsList())));
+      Future<T> rows = runner.submit(job);
       try {
         return rows.get(bound.toMillis(), TimeUnit.MILLISECONDS);
       } catch (TimeoutException e) {

@@ -1,19 +1,26 @@
 package io.sluice.e2e.spark;
 
+import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.util.TaskCompletionListener;
 import scala.Tuple2;
+import scala.collection.JavaConverters;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
+import scala.runtime.AbstractFunction1;
 
 /**
  * The jobs every suite runs on the built-in shuffle and on Sluice. Each returns its result as
@@ -190,5 +197,43 @@ final class Jobs {
                 org.apache.spark.sql.functions.count("id").as("n"),
                 org.apache.spark.sql.functions.sum("salary").as("total"));
     return sorted(strings(stats.join(depts, "dept").collectAsList()));
+  }
+
+  /**
+   * A barrier map stage whose first attempt fails after every task passed the barrier (task 0
+   * throws; task 1 may already have pushed and reported its whole output): Spark drops the stage
+   * attempt's map outputs and reruns every task, so only the second attempt's data may count.
+   */
+  static List<String> barrierStageRetry(SparkSession spark) {
+    RDD<Integer> input = jsc(spark).parallelize(range(10_000), 2).rdd();
+    RDD<Integer> barriered =
+        input.barrier().mapPartitions(new FailFirstBarrierAttempt(), false, INTEGER);
+    JavaPairRDD<Integer, Long> sums =
+        JavaRDD.fromRDD(barriered, INTEGER)
+            .mapToPair(i -> new Tuple2<>(i % 71, (long) i))
+            .reduceByKey(Long::sum, 3);
+    return sorted(strings(sums.collect()));
+  }
+
+  private static final ClassTag<Integer> INTEGER = ClassTag$.MODULE$.apply(Integer.class);
+
+  /** The barrier stage's tasks: all meet at the barrier, then task 0 of attempt 0 fails. */
+  private static final class FailFirstBarrierAttempt
+      extends AbstractFunction1<
+          scala.collection.Iterator<Integer>, scala.collection.Iterator<Integer>>
+      implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public scala.collection.Iterator<Integer> apply(scala.collection.Iterator<Integer> it) {
+      BarrierTaskContext task = BarrierTaskContext.get();
+      List<Integer> all = new ArrayList<>();
+      JavaConverters.asJavaIterator(it).forEachRemaining(all::add);
+      task.barrier();
+      if (task.stageAttemptNumber() == 0 && task.partitionId() == 0) {
+        throw new IllegalStateException("injected failure of a barrier task");
+      }
+      return JavaConverters.asScalaIterator(all.iterator());
+    }
   }
 }
