@@ -352,6 +352,7 @@ class IntegrityRecordsIT {
       cluster
           .context()
           .call(
+              TestCluster.APP_ID,
               cluster.addresses().get(0),
               id ->
                   io.sluice.protocol.Messages.request(

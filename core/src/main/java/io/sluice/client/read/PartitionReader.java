@@ -419,6 +419,7 @@ public final class PartitionReader implements Closeable {
   private void reportToServer(CommittedSplit s, String reason) {
     context
         .callAsync(
+            appId,
             s.getServer(),
             id ->
                 Messages.request(
