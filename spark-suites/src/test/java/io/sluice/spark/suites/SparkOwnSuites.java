@@ -1,0 +1,139 @@
+package io.sluice.spark.suites;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.codahale.metrics.MetricRegistry;
+import io.sluice.common.Clock;
+import io.sluice.common.SluiceConf;
+import io.sluice.network.NetworkConf;
+import io.sluice.server.ServerConf;
+import io.sluice.server.ShuffleServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.apache.spark.sql.execution.CoalesceShufflePartitionsSuite;
+import org.apache.spark.sql.execution.adaptive.AdaptiveQueryExecSuite;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.io.TempDir;
+import org.opentest4j.AssertionFailedError;
+import org.scalatest.Suite;
+
+/**
+ * Spark 3.5's own suites, from the test-jars Spark publishes, with Sluice as the shuffle manager:
+ * {@code AdaptiveQueryExecSuite}, {@code CoalesceShufflePartitionsSuite} and {@code ShuffleSuite}
+ * (through {@link SluiceShuffleSuite}). Two Sluice servers run in this JVM on ephemeral loopback
+ * ports; {@code spark.shuffle.manager} and {@code spark.sluice.servers} are set as system
+ * properties, which every {@code SparkConf} the SQL suites create loads (and local-cluster
+ * executors get from their driver).
+ *
+ * <p>Every test of a suite becomes one JUnit test here, so the build counts them. A test listed in
+ * {@code spark-suites-exclusions.txt} does not run and is reported skipped with its reason.
+ */
+class SparkOwnSuites {
+  static final String MANAGER = "org.apache.spark.shuffle.sluice.SluiceShuffleManager";
+  static final String DATA_IO = "org.apache.spark.shuffle.sluice.SluiceShuffleDataIO";
+
+  private static final List<ShuffleServer> SERVERS = new ArrayList<>();
+  private static final Map<String, String> SETTINGS = new LinkedHashMap<>();
+  private static Exclusions exclusions;
+
+  @TempDir static Path dirs;
+
+  /** The Spark settings that put every SparkContext of the suites on Sluice. */
+  static synchronized Map<String, String> sparkSettings() {
+    if (SETTINGS.isEmpty()) {
+      throw new IllegalStateException("the Sluice servers are not started");
+    }
+    return Map.copyOf(SETTINGS);
+  }
+
+  @BeforeAll
+  static void startServers() throws IOException {
+    exclusions = Exclusions.read(Path.of(System.getProperty("sluice.suites.exclusions")));
+    for (int i = 0; i < 2; i++) {
+      Path dir = Files.createDirectories(dirs.resolve("server" + i));
+      SluiceConf conf =
+          SluiceConf.of(
+              Map.of(
+                  "sluice.server.host", "127.0.0.1",
+                  "sluice.server.port", "0",
+                  "sluice.server.dirs", dir.toString(),
+                  "sluice.network.ioThreads", "2",
+                  "sluice.memory.max", "256m",
+                  "sluice.commit.fsync", "false"));
+      SERVERS.add(
+          new ShuffleServer(
+              new ServerConf(conf), new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM));
+    }
+    synchronized (SparkOwnSuites.class) {
+      SETTINGS.put("spark.shuffle.manager", MANAGER);
+      SETTINGS.put("spark.shuffle.sort.io.plugin.class", DATA_IO);
+      SETTINGS.put(
+          "spark.sluice.servers",
+          SERVERS.stream().map(s -> "127.0.0.1:" + s.port()).collect(Collectors.joining(",")));
+    }
+    SETTINGS.forEach(System::setProperty);
+  }
+
+  @AfterAll
+  static void stopServers() {
+    SETTINGS.keySet().forEach(System::clearProperty);
+    SERVERS.forEach(ShuffleServer::close);
+  }
+
+  @TestFactory
+  Stream<DynamicTest> adaptiveQueryExecSuite() {
+    return run("AdaptiveQueryExecSuite", new AdaptiveQueryExecSuite());
+  }
+
+  @TestFactory
+  Stream<DynamicTest> coalesceShufflePartitionsSuite() {
+    return run("CoalesceShufflePartitionsSuite", new CoalesceShufflePartitionsSuite());
+  }
+
+  @TestFactory
+  Stream<DynamicTest> shuffleSuite() {
+    return run("ShuffleSuite", new SluiceShuffleSuite());
+  }
+
+  /** Runs the suite, then replays each test's outcome as a JUnit test. */
+  private static Stream<DynamicTest> run(String name, Suite suite) {
+    Map<String, String> excluded = exclusions.of(name);
+    List<ScalaTestRun.Result> results = ScalaTestRun.run(suite, excluded.keySet());
+    if (results.isEmpty()) {
+      return Stream.of(DynamicTest.dynamicTest(name, () -> fail(name + " reported no test")));
+    }
+    return results.stream()
+        .map(r -> DynamicTest.dynamicTest(r.test(), () -> replay(name, r, excluded)));
+  }
+
+  private static void replay(String suite, ScalaTestRun.Result r, Map<String, String> excluded) {
+    switch (r.outcome()) {
+      case SUCCEEDED:
+        return;
+      case IGNORED:
+        String reason = excluded.get(r.test());
+        Assumptions.abort(
+            reason != null
+                ? "excluded on Sluice: " + reason
+                : "ignored in Spark's own " + suite + " source");
+        return;
+      case CANCELED:
+        Assumptions.abort("canceled: " + r.message());
+        return;
+      case FAILED:
+      default:
+        throw new AssertionFailedError(suite + " :: " + r.test() + ": " + r.message(), r.cause());
+    }
+  }
+}
