@@ -22,6 +22,7 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveQueryExecSuite;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
@@ -92,16 +93,19 @@ class SparkOwnSuites {
   }
 
   @TestFactory
+  @DisplayName("AdaptiveQueryExecSuite")
   Stream<DynamicTest> adaptiveQueryExecSuite() {
     return run("AdaptiveQueryExecSuite", new AdaptiveQueryExecSuite());
   }
 
   @TestFactory
+  @DisplayName("CoalesceShufflePartitionsSuite")
   Stream<DynamicTest> coalesceShufflePartitionsSuite() {
     return run("CoalesceShufflePartitionsSuite", new CoalesceShufflePartitionsSuite());
   }
 
   @TestFactory
+  @DisplayName("ShuffleSuite")
   Stream<DynamicTest> shuffleSuite() {
     return run("ShuffleSuite", new SluiceShuffleSuite());
   }
