@@ -110,6 +110,14 @@ class SparkOwnSuites {
     return run("ShuffleSuite", new SluiceShuffleSuite());
   }
 
+  @TestFactory
+  @DisplayName("WriteDistributionAndOrderingSuite")
+  Stream<DynamicTest> writeDistributionAndOrderingSuite() {
+    return run(
+        "WriteDistributionAndOrderingSuite",
+        new org.apache.spark.sql.connector.WriteDistributionAndOrderingSuite());
+  }
+
   /** Runs the suite, then replays each test's outcome as a JUnit test. */
   private static Stream<DynamicTest> run(String name, Suite suite) {
     Map<String, String> excluded = exclusions.of(name);
