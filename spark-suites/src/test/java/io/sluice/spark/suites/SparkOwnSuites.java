@@ -2,21 +2,13 @@ package io.sluice.spark.suites;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
-import com.codahale.metrics.MetricRegistry;
-import io.sluice.common.Clock;
-import io.sluice.common.SluiceConf;
-import io.sluice.network.NetworkConf;
-import io.sluice.server.ServerConf;
-import io.sluice.server.ShuffleServer;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.apache.spark.sql.connector.WriteDistributionAndOrderingSuite;
 import org.apache.spark.sql.execution.CoalesceShufflePartitionsSuite;
 import org.apache.spark.sql.execution.adaptive.AdaptiveQueryExecSuite;
 import org.junit.jupiter.api.AfterAll;
@@ -31,21 +23,19 @@ import org.scalatest.Suite;
 
 /**
  * Spark 3.5's own suites, from the test-jars Spark publishes, with Sluice as the shuffle manager:
- * {@code AdaptiveQueryExecSuite}, {@code CoalesceShufflePartitionsSuite} and {@code ShuffleSuite}
- * (through {@link SluiceShuffleSuite}). Two Sluice servers run in this JVM on ephemeral loopback
- * ports; {@code spark.shuffle.manager} and {@code spark.sluice.servers} are set as system
- * properties, which every {@code SparkConf} the SQL suites create loads (and local-cluster
- * executors get from their driver).
+ * {@code AdaptiveQueryExecSuite}, {@code CoalesceShufflePartitionsSuite}, {@code ShuffleSuite}
+ * (through {@link SluiceShuffleSuite}) and {@code WriteDistributionAndOrderingSuite} (AQE on
+ * DataSource V2 writes that require a distribution and ordering). Two Sluice servers run in this
+ * JVM on ephemeral loopback ports; {@code spark.shuffle.manager} and {@code spark.sluice.servers}
+ * are set as system properties, which every {@code SparkConf} the SQL suites create loads (and
+ * local-cluster executors get from their driver).
  *
  * <p>Every test of a suite becomes one JUnit test here, so the build counts them. A test listed in
  * {@code spark-suites-exclusions.txt} does not run and is reported skipped with its reason.
  */
 class SparkOwnSuites {
-  static final String MANAGER = "org.apache.spark.shuffle.sluice.SluiceShuffleManager";
-  static final String DATA_IO = "org.apache.spark.shuffle.sluice.SluiceShuffleDataIO";
-
-  private static final List<ShuffleServer> SERVERS = new ArrayList<>();
   private static final Map<String, String> SETTINGS = new LinkedHashMap<>();
+  private static LocalSluiceServers servers;
   private static Exclusions exclusions;
 
   @TempDir static Path dirs;
@@ -61,27 +51,9 @@ class SparkOwnSuites {
   @BeforeAll
   static void startServers() throws IOException {
     exclusions = Exclusions.read(Path.of(System.getProperty("sluice.suites.exclusions")));
-    for (int i = 0; i < 2; i++) {
-      Path dir = Files.createDirectories(dirs.resolve("server" + i));
-      SluiceConf conf =
-          SluiceConf.of(
-              Map.of(
-                  "sluice.server.host", "127.0.0.1",
-                  "sluice.server.port", "0",
-                  "sluice.server.dirs", dir.toString(),
-                  "sluice.network.ioThreads", "2",
-                  "sluice.memory.max", "256m",
-                  "sluice.commit.fsync", "false"));
-      SERVERS.add(
-          new ShuffleServer(
-              new ServerConf(conf), new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM));
-    }
+    servers = new LocalSluiceServers(dirs, 2);
     synchronized (SparkOwnSuites.class) {
-      SETTINGS.put("spark.shuffle.manager", MANAGER);
-      SETTINGS.put("spark.shuffle.sort.io.plugin.class", DATA_IO);
-      SETTINGS.put(
-          "spark.sluice.servers",
-          SERVERS.stream().map(s -> "127.0.0.1:" + s.port()).collect(Collectors.joining(",")));
+      SETTINGS.putAll(servers.sparkSettings());
     }
     SETTINGS.forEach(System::setProperty);
   }
@@ -89,7 +61,7 @@ class SparkOwnSuites {
   @AfterAll
   static void stopServers() {
     SETTINGS.keySet().forEach(System::clearProperty);
-    SERVERS.forEach(ShuffleServer::close);
+    servers.close();
   }
 
   @TestFactory
@@ -113,9 +85,7 @@ class SparkOwnSuites {
   @TestFactory
   @DisplayName("WriteDistributionAndOrderingSuite")
   Stream<DynamicTest> writeDistributionAndOrderingSuite() {
-    return run(
-        "WriteDistributionAndOrderingSuite",
-        new org.apache.spark.sql.connector.WriteDistributionAndOrderingSuite());
+    return run("WriteDistributionAndOrderingSuite", new WriteDistributionAndOrderingSuite());
   }
 
   /** Runs the suite, then replays each test's outcome as a JUnit test. */
