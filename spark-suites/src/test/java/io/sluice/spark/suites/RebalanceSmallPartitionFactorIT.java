@@ -48,6 +48,8 @@ class RebalanceSmallPartitionFactorIT {
       }
       SparkSession spark = b.getOrCreate();
       try {
+        assertThat(spark.sparkContext().env().shuffleManager().getClass().getName())
+            .isEqualTo(LocalSluiceServers.MANAGER);
         // the suite's view: (1 to 8).map(i => TestData(if (i > 2) 2 else i, i.toString)), 3 slices
         spark
             .range(1, 9, 1, 3)

@@ -60,7 +60,10 @@ class SparkOwnSuites {
 
   @AfterAll
   static void stopServers() {
-    SETTINGS.keySet().forEach(System::clearProperty);
+    synchronized (SparkOwnSuites.class) {
+      SETTINGS.keySet().forEach(System::clearProperty);
+      SETTINGS.clear();
+    }
     servers.close();
   }
 
