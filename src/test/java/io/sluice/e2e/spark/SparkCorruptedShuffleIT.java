@@ -117,8 +117,37 @@ class SparkCorruptedShuffleIT {
     return -1;
   }
 
+  /** Flips the lowest bit of the first batch's batch id (header bytes 12-15): a header byte. */
+  private static long flipAHeaderByte(Path file) throws IOException {
+    long at = 15;
+    byte[] bytes = Files.readAllBytes(file);
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.wrap(new byte[] {(byte) (bytes[(int) at] ^ 1)}), at);
+    }
+    return at;
+  }
+
   @Test
   void aCorruptedCommittedFileIsReadThroughAStageRetryWithTheBuiltinResult() throws Exception {
+    runWithDamage(
+        "a payload bit",
+        SparkCorruptedShuffleIT::flipAPartialSum,
+        m -> m.contains("CRC32C") && m.contains("byte offset "));
+  }
+
+  @Test
+  void aFlippedBatchHeaderByteIsReadThroughAStageRetryWithTheBuiltinResult() throws Exception {
+    runWithDamage(
+        "a batch header bit", SparkCorruptedShuffleIT::flipAHeaderByte, m -> m.contains("CRC32C"));
+  }
+
+  /** Damages one committed split file; returns the offset damaged, or -1 to try the next file. */
+  private interface Damage {
+    long apply(Path file) throws IOException;
+  }
+
+  private void runWithDamage(
+      String what, Damage damage, java.util.function.Predicate<String> namesIt) throws Exception {
     SparkSession builtin = SparkSessions.builtin("SparkCorruptedShuffleIT");
     List<String> expected;
     try {
@@ -145,13 +174,13 @@ class SparkCorruptedShuffleIT {
         Path victim = null;
         long offset = -1;
         for (Path file : splitFiles(root)) {
-          offset = flipAPartialSum(file);
+          offset = damage.apply(file);
           if (offset >= 0) {
             victim = file;
             break;
           }
         }
-        assertThat(victim).as("a committed split file holding a partial sum").isNotNull();
+        assertThat(victim).as("a committed split file to damage (%s)", what).isNotNull();
         spark.sparkContext().listenerBus().waitUntilEmpty();
         tasks.reset();
 
@@ -165,12 +194,8 @@ class SparkCorruptedShuffleIT {
         assertThat(tasks.shuffleMapTasks.get()).as("map tasks rerun").isGreaterThanOrEqualTo(1);
         String partitionFile = root.relativize(victim).getFileName().toString();
         assertThat(fetchFailures.messages)
-            .as("fetch failures after flipping byte %d of %s", offset, victim)
-            .anyMatch(
-                m ->
-                    m.contains("CRC32C")
-                        && m.contains("/" + partitionFile)
-                        && m.contains("byte offset "));
+            .as("fetch failures after damaging %s at byte %d of %s", what, offset, victim)
+            .anyMatch(m -> namesIt.test(m) && m.contains("/" + partitionFile));
       } finally {
         spark.stop();
       }
