@@ -129,22 +129,15 @@ public final class CoordinatorClient {
       int to = Math.min(records.size(), from + MAX_RECORDS_PER_MAPPER_END);
       boolean more = to < records.size();
       PartitionRecordList page = records.encode(from, to);
-      ask(
-          "the end of map " + mapIndex + " attempt " + attempt + " of shuffle " + shuffleId,
-          id ->
-              Messages.request(
-                  MessageType.MAPPER_END,
-                  MapperEnd.newBuilder()
-                      .setRequestId(id)
-                      .setShuffleId(shuffleId)
-                      .setMapIndex(mapIndex)
-                      .setAttempt(attempt)
-                      .addAllServersWritten(serversWritten)
-                      .setWithRecords(true)
-                      .setRecords(page)
-                      .setMoreRecords(more)
-                      .build(),
-                  id));
+      reportEnd(
+          MapperEnd.newBuilder()
+              .setShuffleId(shuffleId)
+              .setMapIndex(mapIndex)
+              .setAttempt(attempt)
+              .addAllServersWritten(serversWritten)
+              .setWithRecords(true)
+              .setRecords(page)
+              .setMoreRecords(more));
       from = to;
     } while (from < records.size());
   }
@@ -157,19 +150,24 @@ public final class CoordinatorClient {
   public void mapperEnd(
       int shuffleId, int mapIndex, int attempt, Collection<ServerAddress> serversWritten)
       throws IOException, StatusException {
+    reportEnd(
+        MapperEnd.newBuilder()
+            .setShuffleId(shuffleId)
+            .setMapIndex(mapIndex)
+            .setAttempt(attempt)
+            .addAllServersWritten(serversWritten));
+  }
+
+  /** Sends one MapperEnd (its request id set here) and waits for the answer. */
+  private void reportEnd(MapperEnd.Builder end) throws IOException, StatusException {
     ask(
-        "the end of map " + mapIndex + " attempt " + attempt + " of shuffle " + shuffleId,
-        id ->
-            Messages.request(
-                MessageType.MAPPER_END,
-                MapperEnd.newBuilder()
-                    .setRequestId(id)
-                    .setShuffleId(shuffleId)
-                    .setMapIndex(mapIndex)
-                    .setAttempt(attempt)
-                    .addAllServersWritten(serversWritten)
-                    .build(),
-                id));
+        "the end of map "
+            + end.getMapIndex()
+            + " attempt "
+            + end.getAttempt()
+            + " of shuffle "
+            + end.getShuffleId(),
+        id -> Messages.request(MessageType.MAPPER_END, end.setRequestId(id).build(), id));
   }
 
   /**
