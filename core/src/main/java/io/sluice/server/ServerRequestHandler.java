@@ -420,6 +420,13 @@ final class ServerRequestHandler implements RequestHandler {
     }
     long offset = file.chunkOffsets().get(chunk);
     long length = file.chunkOffsets().get(chunk + 1) - offset;
+    String damage = truncation(file, chunk, offset + length);
+    if (damage != null) {
+      if (file.firstDamageReport()) {
+        registry.damagedFile(file.path(), damage);
+      }
+      return Messages.error(h.getRequestId(), Status.NOT_FOUND, damage);
+    }
     metrics.bytesRead().mark(length);
     Response ok = Response.newBuilder().setRequestId(h.getRequestId()).setStatus(Status.OK).build();
     if (Tls.isSecured(channel)) {
@@ -432,6 +439,31 @@ final class ServerRequestHandler implements RequestHandler {
         ok,
         h.getRequestId(),
         new DefaultFileRegion(file.path().toFile(), offset, length));
+  }
+
+  /**
+   * Why chunk {@code chunk} of {@code file} cannot be served, or null: its file must still hold the
+   * bytes its commit recorded. Checked before every chunk (a stat, no read), so a file truncated on
+   * disk is answered with an error naming it, not with a connection that sendfile closes midway.
+   */
+  private static String truncation(CommittedSplitFile file, int chunk, long chunkEnd) {
+    long size = file.path().toFile().length();
+    if (size >= chunkEnd) {
+      return null;
+    }
+    return "cannot read chunk "
+        + chunk
+        + " of "
+        + file.key()
+        + ": its file "
+        + file.path()
+        + " holds "
+        + size
+        + " bytes, but its commit recorded "
+        + file.length()
+        + " and the chunk ends at byte offset "
+        + chunkEnd
+        + "; the file was truncated or deleted on disk";
   }
 
   private void readChunk(

@@ -207,6 +207,52 @@ class CorruptedSplitFileIT {
     }
   }
 
+  /**
+   * A split file cut short on disk after its commit: the chunks still in the file are served, the
+   * first chunk that ends past the cut is answered with an error naming the file and its sizes (it
+   * used to close the connection midway through sendfile), the connection keeps serving, and the
+   * server counts the damage against the file's directory.
+   */
+  @Test
+  void aTruncatedFileFailsTheReadNamingTheFileAndTheConnectionKeepsServing() throws Exception {
+    try (TestCluster cluster = startAndWrite(tmp)) {
+      Read intact = read(cluster);
+      Path file = splitFile(cluster);
+      long size = Files.size(file);
+      List<Long> offsets = batchOffsets(file);
+      int victim = offsets.size() / 2;
+      long cut = offsets.get(victim) + BatchFormat.HEADER_SIZE + 10;
+      try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+        ch.truncate(cut);
+      }
+
+      Read truncated = read(cluster);
+
+      assertThat(truncated.failure)
+          .hasMessageContaining(file.toString())
+          .hasMessageContaining("holds " + cut + " bytes")
+          .hasMessageContaining("its commit recorded " + size)
+          .hasMessageContaining("truncated")
+          .hasMessageContaining(server(cluster));
+      assertThat(truncated.batches).hasSizeLessThanOrEqualTo(victim);
+      for (int i = 0; i < truncated.batches.size(); i++) {
+        assertThat(truncated.batches.get(i)).isEqualTo(intact.batches.get(i));
+      }
+      assertThat(cluster.server(0).metrics().checksumFailures().getCount()).isEqualTo(1);
+      // the same server still serves: another shuffle written now reads back whole
+      cluster.coordinator().registerShuffle(SHUFFLE + 1, 1, 1);
+      try (MapOutputPusher pusher = cluster.pusher(SHUFFLE + 1, 0, 0)) {
+        byte[] r = Records.record(0, 0, 0, 100);
+        pusher.write(0, r, 0, r.length);
+        pusher.finish();
+      }
+      try (PartitionReader reader = cluster.reader(SHUFFLE + 1, 0, 1, 0, 1)) {
+        assertThat(reader.next()).isNotNull();
+        assertThat(reader.next()).isNull();
+      }
+    }
+  }
+
   private static void push(TestCluster cluster, PartitionLocation location, ByteBuf body)
       throws Exception {
     cluster

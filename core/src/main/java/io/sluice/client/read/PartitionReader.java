@@ -85,7 +85,8 @@ public final class PartitionReader implements Closeable {
   private ByteBuf chunk;
   private int chunkStart;
   private int chunkIndex = -1;
-  private IOException corruption;
+  // the first failure of next(); every later call throws it again
+  private IOException failure;
 
   // integrity records, keyed (partition << 32 | map): what the winners reported, what was read
   private final BitSet recordedMaps = new BitSet();
@@ -166,12 +167,22 @@ public final class PartitionReader implements Closeable {
    * The next batch, or null when every split is read.
    *
    * @throws IOException when a split cannot be read or holds a batch that fails its check; once a
-   *     batch failed, every call throws that again
+   *     read failed, every call throws that again (no batch after a failure ever comes out, not
+   *     even of chunks fetched ahead)
    */
   public ShuffleBatch next() throws IOException {
-    if (corruption != null) {
-      throw corruption;
+    if (failure != null) {
+      throw failure;
     }
+    try {
+      return readNext();
+    } catch (IOException e) {
+      failure = e;
+      throw e;
+    }
+  }
+
+  private ShuffleBatch readNext() throws IOException {
     while (true) {
       if (chunk != null && chunk.isReadable()) {
         ShuffleBatch batch = nextInChunk();
@@ -331,7 +342,7 @@ public final class PartitionReader implements Closeable {
           suspects.add(s);
         }
       }
-      corruption =
+      IOException incomplete =
           new IOException(
               "Map "
                   + map
@@ -355,9 +366,9 @@ public final class PartitionReader implements Closeable {
                   + ": a batch is missing, duplicated or from another attempt; the partition's"
                   + " data is incomplete");
       for (CommittedSplit s : suspects) {
-        reportToServer(s, corruption.getMessage());
+        reportToServer(s, incomplete.getMessage());
       }
-      throw corruption;
+      throw incomplete;
     }
   }
 
@@ -381,7 +392,7 @@ public final class PartitionReader implements Closeable {
         chunkIndex >= 0 && chunkIndex < chunkOffsets.size()
             ? chunkOffsets.get(chunkIndex) + inChunk
             : -1;
-    corruption =
+    IOException corruption =
         new IOException(
             "The batch at byte offset "
                 + offset

@@ -2,6 +2,7 @@ package io.sluice.server.storage;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /** What a committed split is: its file, length, chunk boundaries and the maps it holds. */
 public final class CommittedSplitFile {
@@ -10,6 +11,7 @@ public final class CommittedSplitFile {
   private final long length;
   private final List<Long> chunkOffsets;
   private final MapIndexSet mapIndexes;
+  private final AtomicBoolean damageCounted = new AtomicBoolean();
 
   CommittedSplitFile(
       SplitKey key, Path path, long length, List<Long> chunkOffsets, MapIndexSet mapIndexes) {
@@ -39,6 +41,14 @@ public final class CommittedSplitFile {
 
   public long length() {
     return length;
+  }
+
+  /**
+   * True only the first time it is called: damage the server finds in this file (every chunk of a
+   * truncated file fails) counts once against its directory.
+   */
+  public boolean firstDamageReport() {
+    return damageCounted.compareAndSet(false, true);
   }
 
   /** n+1 offsets for n chunks; chunk i is [offsets[i], offsets[i+1]). */

@@ -168,23 +168,19 @@ public final class DataDirectories implements AutoCloseable {
 
   /**
    * Counts a checksum failure that a reader found in {@code file} (see ReportChecksumFailure in
-   * sluice.proto): in the server's {@code checksumFailures} and in the directory's, which becomes
-   * suspect after {@code sluice.integrity.suspectAfter} of them.
+   * sluice.proto), or damage the server found itself: in the server's {@code checksumFailures} and
+   * in the directory's, which becomes suspect after {@code sluice.integrity.suspectAfter} of them.
    */
   public void checksumFailure(Path file, String what) {
     metrics.checksumFailures().inc();
     DataDirectory dir = directoryOf(file);
     if (dir == null) {
-      LOG.warn("A reader reports that {} fails its checks: {}", file, what);
+      LOG.warn("{} fails its checks: {}", file, what);
       return;
     }
     boolean nowSuspect = dir.checksumFailure(conf.integrity().suspectAfter());
     LOG.warn(
-        "A reader reports that {} fails its checks ({} failure(s) in {}): {}",
-        file,
-        dir.checksumFailures(),
-        dir,
-        what);
+        "{} fails its checks ({} failure(s) in {}): {}", file, dir.checksumFailures(), dir, what);
     if (nowSuspect) {
       LOG.error(
           "Data directory {} is suspect: readers reported {} checksum failures of its files"

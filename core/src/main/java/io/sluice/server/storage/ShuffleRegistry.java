@@ -3,6 +3,7 @@ package io.sluice.server.storage;
 import io.sluice.common.Clock;
 import io.sluice.protocol.proto.MapPartitionRef;
 import io.sluice.protocol.proto.ReportChecksumFailure;
+import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
@@ -187,6 +188,14 @@ public final class ShuffleRegistry {
         report.getPartitionId(),
         report.getEpoch(),
         report.getReason());
+  }
+
+  /**
+   * A committed file this server found damaged itself (shorter than its commit recorded): counted
+   * like a checksum failure against its directory ({@link DataDirectories#checksumFailure}).
+   */
+  public void damagedFile(Path file, String what) {
+    dirs.checksumFailure(file, what);
   }
 
   /**
