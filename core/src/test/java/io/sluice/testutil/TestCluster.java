@@ -89,9 +89,24 @@ public final class TestCluster implements AutoCloseable {
    * port and data directories, which restores what the old one recorded in its state store.
    */
   public ShuffleServer restartServer(int i) throws IOException {
+    return restartServer(i, stopped -> {});
+  }
+
+  /** What a test does to a stopped server's files before it restarts ({@link #restartServer}). */
+  public interface WhileStopped {
+    /** {@code serverRoot} holds the server's data directories {@code disk1} and {@code disk2}. */
+    void apply(Path serverRoot) throws IOException;
+  }
+
+  /**
+   * Like {@link #restartServer(int)}, doing {@code whileStopped} to the server's files between the
+   * stop and the start (damage a restart must cope with, as a power loss leaves it).
+   */
+  public ShuffleServer restartServer(int i, WhileStopped whileStopped) throws IOException {
     ShuffleServer old = servers.get(i);
     int port = old.port();
     old.close();
+    whileStopped.apply(root.resolve("server" + i));
     Path a = root.resolve("server" + i).resolve("disk1");
     Path b = root.resolve("server" + i).resolve("disk2");
     SluiceConf serverConf =

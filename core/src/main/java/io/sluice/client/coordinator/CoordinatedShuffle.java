@@ -40,7 +40,9 @@ final class CoordinatedShuffle {
   // placement plus moves, built when asked after a move
   private PartitionLocations current;
   private final int[] winningAttempts;
-  private final Set<ServerAddress> serversWithWinningData = new HashSet<>();
+  // servers that acknowledged data to any attempt that ended: the engine, not this coordinator,
+  // decides which attempt of a map counts, so a failed commit on any of them may lose counted data
+  private final Set<ServerAddress> serversWithEndedData = new HashSet<>();
   // the integrity records of ended attempts (has its own lock)
   private final MapRecordStore records;
   private int completedMaps;
@@ -106,11 +108,11 @@ final class CoordinatedShuffle {
    * @return true when this completion was the last one missing (the stage ended)
    */
   synchronized boolean mapperEnded(int mapIndex, int attempt, List<ServerAddress> serversWritten) {
+    serversWithEndedData.addAll(serversWritten);
     if (winningAttempts[mapIndex] >= 0) {
       return false;
     }
     winningAttempts[mapIndex] = attempt;
-    serversWithWinningData.addAll(serversWritten);
     completedMaps++;
     return completedMaps == numMaps;
   }
@@ -194,9 +196,9 @@ final class CoordinatedShuffle {
     return partitions;
   }
 
-  /** True when a winning map attempt had data acknowledged by {@code server}. */
-  synchronized boolean holdsWinningData(ServerAddress server) {
-    return serversWithWinningData.contains(server);
+  /** True when {@code server} acknowledged data to a map attempt that ended (any attempt). */
+  synchronized boolean holdsEndedData(ServerAddress server) {
+    return serversWithEndedData.contains(server);
   }
 
   /** The integrity records of the shuffle's ended map attempts. */

@@ -151,6 +151,26 @@ final class MapRecordStore {
         .build();
   }
 
+  /**
+   * Per partition of {@code [0, numPartitions)}, the bytes the servers acknowledged to every
+   * attempt that ended with records, summed: what the committed splits of that partition must hold
+   * at least ({@link CommitCompleteness}).
+   */
+  synchronized long[] acknowledgedBytes(int numPartitions) {
+    long[] bytes = new long[numPartitions];
+    for (Ended e : byMap) {
+      for (; e != null; e = e.next) {
+        for (int i = 0; i < e.records.size(); i++) {
+          int p = e.records.partition(i);
+          if (p >= 0 && p < numPartitions) {
+            bytes[p] += e.records.bytes(i);
+          }
+        }
+      }
+    }
+    return bytes;
+  }
+
   /** Bytes held by the records of ended attempts (for tests and logs). */
   synchronized long footprintBytes() {
     long bytes = 8L * byMap.length;

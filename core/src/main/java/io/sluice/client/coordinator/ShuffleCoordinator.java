@@ -360,10 +360,10 @@ public final class ShuffleCoordinator implements Closeable {
                 try {
                   splits.addAll(results.get(i).join());
                 } catch (RuntimeException failure) {
-                  if (!s.holdsWinningData(targets.get(i))) {
+                  if (!s.holdsEndedData(targets.get(i))) {
                     LOG.warn(
-                        "Commit of {} failed on {}, which holds no data of the winning attempts:"
-                            + " {}",
+                        "Commit of {} failed on {}, which holds no data of a map attempt that"
+                            + " ended: {}",
                         Ids.shuffle(appId, shuffleId),
                         ClientContext.format(targets.get(i)),
                         failure.getMessage());
@@ -377,6 +377,12 @@ public final class ShuffleCoordinator implements Closeable {
                           failure.getCause() == null ? failure : failure.getCause().getMessage())
                       .append("; ");
                 }
+              }
+              String shortOf =
+                  CommitCompleteness.check(
+                      splits, s.records().acknowledgedBytes(s.numPartitions()), lost);
+              if (!shortOf.isEmpty()) {
+                reasons.append(shortOf).append("; ");
               }
               if (!lost.isEmpty()) {
                 LOG.error(

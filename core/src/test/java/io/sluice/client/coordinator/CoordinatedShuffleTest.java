@@ -33,8 +33,10 @@ class CoordinatedShuffleTest {
     assertThat(s.mapperEnded(0, 1, List.of(B))).as("a later attempt of map 0").isFalse();
     assertThat(s.mapperEnded(1, 0, List.of())).isTrue();
     assertThat(s.winningAttempts()).containsExactly(3, 0);
-    assertThat(s.holdsWinningData(A)).isTrue();
-    assertThat(s.holdsWinningData(B)).as("only the loser wrote to B").isFalse();
+    assertThat(s.holdsEndedData(A)).isTrue();
+    assertThat(s.holdsEndedData(B))
+        .as("only a later attempt wrote to B, but the engine may count that one")
+        .isTrue();
     assertThat(s.startCommit()).isTrue();
     assertThat(s.startCommit()).isFalse();
   }
