@@ -174,7 +174,9 @@ final class ServerRequestHandler implements RequestHandler {
               Ids.checkAppId(h.getAppId()),
               checkShuffleId(h.getShuffleId()),
               ShuffleShape.of(h.getNumMaps(), h.getNumPartitions()));
-          return Messages.ok(h.getRequestId());
+          // answered once the registration is in the state store's log (written off this thread)
+          answerWhenDone(channel, h.getRequestId(), registry.recorded());
+          return null;
         }
       case HEARTBEAT:
         {
@@ -223,8 +225,8 @@ final class ServerRequestHandler implements RequestHandler {
 
   /** Answers OK once the files are gone, so a caller that got OK finds nothing left. */
   private static void answerWhenDone(
-      Channel channel, long requestId, CompletableFuture<Void> deletion) {
-    deletion.whenComplete(
+      Channel channel, long requestId, CompletableFuture<Void> done) {
+    done.whenComplete(
         (v, e) ->
             channel.writeAndFlush(
                 e == null

@@ -66,6 +66,10 @@ public final class BlockingCallDetector implements AfterEachCallback {
           .markAsBlocking(
               "sun.nio.ch.FileDispatcherImpl", "pread0", "(Ljava/io/FileDescriptor;JIJ)I")
           .markAsBlocking("sun.nio.ch.FileDispatcherImpl", "force0", "(Ljava/io/FileDescriptor;Z)I")
+          // the state store: a RocksDB write appends to its log (and may stall behind a flush or a
+          // compaction); a log sync waits for the disk
+          .markAsBlocking("org.rocksdb.RocksDB", "write0", "(JJJ)V")
+          .markAsBlocking("org.rocksdb.RocksDB", "syncWal", "(J)V")
           .nonBlockingThreadPredicate(p -> t -> EVENT_LOOP.matcher(t.getName()).matches())
           .blockingMethodCallback(
               m -> {

@@ -17,8 +17,11 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.locks.ReadWriteLock;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.rocksdb.InfoLogLevel;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
@@ -34,13 +37,20 @@ import org.slf4j.LoggerFactory;
  * applications and shuffles, the splits being written, and every committed split's file, length,
  * chunk offsets and map indexes. Key layout and format version: {@link StateKeys}.
  *
- * <p><b>Durability.</b> Every change goes to RocksDB's write-ahead log before the server answers
- * the request that caused it, so it survives a crash of the process (kill -9). Commit records are
- * also synced to disk when {@code sluice.commit.fsync} is on, like the split files themselves, so
- * they survive a power loss; registrations and open records are not synced. The sync is a separate
- * {@code syncWal()} on the committing (flusher) thread rather than a synced write, so the unsynced
- * writes that network threads make (registrations, open records) never join a write group that
- * waits for an fsync.
+ * <p><b>Who writes.</b> One thread of the store's own, {@code sluice-state-writer}, applies every
+ * change, in the order they were made: network threads only queue a change and go on (a RocksDB
+ * write appends to its log and can stall behind a flush or compaction; no event loop waits for it).
+ * Commit records are also synced when {@code sluice.commit.fsync} is on. {@link #recorded()}
+ * completes when every change queued before it is written (and synced, for commit records): a
+ * commit completes only then, so it is answered once its record would survive a power loss like the
+ * split file itself, and a registration is answered then, so once answered it survives a crash of
+ * the process (kill -9). No thread waits for the store; callers compose on that future.
+ *
+ * <p>An open split's record is not waited for (pushes are answered without it), and neither it nor
+ * a registration is synced: a crash right after the first push to a split, or a power loss, can
+ * lose it, and the restarted server would not know that split's data was lost. The coordinator
+ * catches exactly that: a commit holding fewer bytes than the servers acknowledged to ended map
+ * attempts is reported lost ({@code io.sluice.client.coordinator.CommitCompleteness}).
  *
  * <p><b>Failures.</b> A change that cannot be written is logged, naming the split, and counted in
  * {@code sluice.server.state.writeFailures}; the server goes on serving it, but that data would not
@@ -59,9 +69,15 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
   private final WriteOptions writes;
   private final boolean syncCommits;
   private final StateMetrics metrics;
-  // writers hold the read lock, close() the write lock: no write reaches a closed database
-  private final ReadWriteLock lifecycle = new ReentrantReadWriteLock();
-  private boolean closed;
+  // applies every change, in order; shut down (after the changes queued) by close()
+  private final ExecutorService writer =
+      Executors.newSingleThreadExecutor(
+          r -> {
+            Thread t = new Thread(r, "sluice-state-writer");
+            t.setDaemon(true);
+            return t;
+          });
+  private volatile boolean closed;
 
   private ServerStateStore(
       Path dir, Options options, RocksDB db, boolean syncCommits, StateMetrics metrics) {
@@ -167,11 +183,14 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
   }
 
   /**
-   * Reads every record. Records that do not parse are logged, deleted and left out.
+   * Reads every record, after the changes queued before the call are written (it waits: at start
+   * and in tests, never on a network thread). Records that do not parse are logged, deleted and
+   * left out.
    *
    * @throws IOException naming the directory when the database cannot be read
    */
   public RecoveredState load() throws IOException {
+    recorded().join(); // every change made before reads back
     RecoveredState state = new RecoveredState();
     try (RocksIterator it = db.newIterator()) {
       for (it.seekToFirst(); it.isValid(); it.next()) {
@@ -386,51 +405,93 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
     void fill(WriteBatch batch) throws RocksDBException;
   }
 
+  /**
+   * Queues one atomic change for the writer thread; a {@code commit} change is also synced when
+   * {@code sluice.commit.fsync} is on. Never waits: a caller that needs the change durable composes
+   * on {@link #recorded()}.
+   */
   private void write(String what, boolean commit, BatchFiller filler) {
-    lifecycle.readLock().lock();
-    try (WriteBatch batch = new WriteBatch()) {
+    WriteBatch batch = new WriteBatch();
+    try {
+      filler.fill(batch);
+    } catch (RocksDBException e) {
+      batch.close();
+      failed(what, e);
+      return;
+    }
+    try {
+      writer.execute(() -> apply(what, commit, batch));
+    } catch (RejectedExecutionException e) {
+      batch.close();
+      LOG.warn("State store {} is closed; cannot {}", dir, what);
+      metrics.writeFailures().inc();
+    }
+  }
+
+  /** On the writer thread: writes {@code batch} (and syncs the log for a commit). */
+  private void apply(String what, boolean commit, WriteBatch batch) {
+    try (batch) {
       if (closed) {
         LOG.warn("State store {} is closed; cannot {}", dir, what);
         metrics.writeFailures().inc();
         return;
       }
-      filler.fill(batch);
       db.write(writes, batch);
       if (commit && syncCommits) {
-        // synced apart from the write: a write with sync set leads RocksDB's write group, and a
-        // registration or open record written on a network thread would wait for its fsync
         db.syncWal();
       }
       metrics.writes().mark();
     } catch (RocksDBException e) {
-      metrics.writeFailures().inc();
-      LOG.error(
-          "State store {}: cannot {}; it will not survive a restart: {}", dir, what, e.toString());
-    } finally {
-      lifecycle.readLock().unlock();
+      failed(what, e);
     }
+  }
+
+  private void failed(String what, RocksDBException e) {
+    metrics.writeFailures().inc();
+    LOG.error(
+        "State store {}: cannot {}; it will not survive a restart: {}", dir, what, e.toString());
+  }
+
+  /**
+   * Completes when every change queued before this call is in the store's log (so it survives a
+   * crash of the process); at once when the store is closed.
+   */
+  @Override
+  public CompletableFuture<Void> recorded() {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    try {
+      writer.execute(() -> done.complete(null));
+    } catch (RejectedExecutionException e) {
+      done.complete(null);
+    }
+    return done;
   }
 
   /** Flushes and closes the database. Idempotent. */
   @Override
-  public void close() {
-    lifecycle.writeLock().lock();
-    try {
-      if (closed) {
-        return;
-      }
-      closed = true;
-      try {
-        db.syncWal();
-      } catch (RocksDBException e) {
-        LOG.warn("State store {}: syncing the log at close failed: {}", dir, e.toString());
-      }
-      db.close();
-      writes.close();
-      options.close();
-    } finally {
-      lifecycle.writeLock().unlock();
+  public synchronized void close() {
+    if (closed) {
+      return;
     }
+    // the changes queued so far are written first
+    writer.shutdown();
+    try {
+      if (!writer.awaitTermination(1, TimeUnit.MINUTES)) {
+        LOG.warn("State store {}: changes still queued after a minute are dropped", dir);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    closed = true;
+    writer.shutdownNow();
+    try {
+      db.syncWal();
+    } catch (RocksDBException e) {
+      LOG.warn("State store {}: syncing the log at close failed: {}", dir, e.toString());
+    }
+    db.close();
+    writes.close();
+    options.close();
   }
 
   @Override

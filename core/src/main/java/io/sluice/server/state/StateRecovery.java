@@ -188,6 +188,8 @@ public final class StateRecovery {
         summary.lostShuffles++;
       }
     }
+    // the losses are recorded before the files go (recovery runs before the server serves)
+    store.recorded().join();
     summary.deletedFiles = dirs.deleteLeftovers(keep);
     summary.millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     return summary;

@@ -176,10 +176,10 @@ public final class ServerShuffle {
   public CompletableFuture<CommittedMapPartition> commitMapPartition(
       MapPartitionFile file, int numRegions) {
     return file.commit(numRegions)
-        .thenApply(
+        .thenCompose(
             c -> {
               state.mapPartitionCommitted(c);
-              return c;
+              return state.recorded().thenApply(v -> c);
             });
   }
 
@@ -319,7 +319,7 @@ public final class ServerShuffle {
                 files.add(f.join());
               }
               state.shuffleCommitted(appId, shuffleId, shape);
-              result.complete(inSplitOrder(files));
+              state.recorded().thenRun(() -> result.complete(inSplitOrder(files)));
             });
     return result;
   }
@@ -332,15 +332,23 @@ public final class ServerShuffle {
     return List.copyOf(sorted);
   }
 
-  /** Commits a split; the state store records it before the commit completes. */
+  /**
+   * Commits a split; the state store records it (synced with {@code sluice.commit.fsync}) before
+   * the commit completes. Nothing waits: the completion follows the store's writer.
+   */
   private CompletableFuture<CommittedSplitFile> commitAndRecord(ReducePartitionSplit split) {
     return split
         .commit()
-        .thenApply(
+        .thenCompose(
             file -> {
               state.splitCommitted(file);
-              CrashPoints.reach(CrashPoints.SPLIT_AFTER_RECORD);
-              return file;
+              return state
+                  .recorded()
+                  .thenApply(
+                      v -> {
+                        CrashPoints.reach(CrashPoints.SPLIT_AFTER_RECORD);
+                        return file;
+                      });
             });
   }
 

@@ -259,6 +259,14 @@ public final class ShuffleRegistry {
     return shuffle.discard();
   }
 
+  /**
+   * Completes when every registration and removal made so far is in the state store (see {@link
+   * ShuffleStateListener#recorded}): a registration is answered then.
+   */
+  public CompletableFuture<Void> recorded() {
+    return state.recorded();
+  }
+
   /** Removes an application with all its shuffles and files; a no-op for an unknown one. */
   public CompletableFuture<Void> unregisterApplication(String appId) {
     Application app = apps.remove(appId);

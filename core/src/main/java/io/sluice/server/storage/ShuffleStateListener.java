@@ -1,6 +1,7 @@
 package io.sluice.server.storage;
 
 import io.sluice.protocol.MapPartitionId;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Told of every change to what the server holds that must survive a restart, so that a state store
@@ -15,6 +16,14 @@ import io.sluice.protocol.MapPartitionId;
 public interface ShuffleStateListener {
   /** Records nothing. */
   ShuffleStateListener NONE = new ShuffleStateListener() {};
+
+  /**
+   * Completes when every change told so far is recorded so that it survives a crash of the process;
+   * a listener that records synchronously (or not at all) completes at once.
+   */
+  default CompletableFuture<Void> recorded() {
+    return CompletableFuture.completedFuture(null);
+  }
 
   /** An application was registered; {@code authKey} is its key (sluice.auth.enabled) or null. */
   default void applicationRegistered(String appId, byte[] authKey) {}
