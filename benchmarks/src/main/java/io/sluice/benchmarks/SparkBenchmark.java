@@ -2,6 +2,7 @@ package io.sluice.benchmarks;
 
 import com.beust.jcommander.Parameter;
 import com.codahale.metrics.MetricRegistry;
+import io.sluice.client.ChecksumBenchmarkSwitch;
 import io.sluice.common.Clock;
 import io.sluice.common.SluiceConf;
 import io.sluice.network.NetworkConf;
@@ -61,6 +62,14 @@ final class SparkBenchmark {
         description = "Comma-separated workloads to run: repartition, small-blocks, skew-join")
     String workloads = "repartition,small-blocks,skew-join";
 
+    @Parameter(
+        names = "--checksums",
+        description =
+            "Batch checksums on the Sluice run: on (every batch sealed and verified, as always"
+                + " outside benchmarks), off (a switch only benchmarks use), or both: Sluice runs"
+                + " once without and once with them, and the report adds their job-time ratio")
+    String checksums = "on";
+
     @Parameter(names = "--executor-memory", description = "Heap of each of the two executors")
     String executorMemory = "2g";
 
@@ -81,6 +90,16 @@ final class SparkBenchmark {
     Integer exit = BenchmarkCli.parse(NAME, options, () -> options.help, args, out, err);
     if (exit != null) {
       return exit;
+    }
+    options.checksums = options.checksums.trim().toLowerCase(Locale.ROOT);
+    if (!List.of("on", "off", "both").contains(options.checksums)) {
+      err.println(
+          "shuffle-bench "
+              + NAME
+              + ": --checksums must be on, off or both, not '"
+              + options.checksums
+              + "'");
+      return 2;
     }
     try {
       if (System.getProperty(CHILD) == null) {
@@ -119,6 +138,11 @@ final class SparkBenchmark {
 
   /** One run of the benchmark, in the child JVM. */
   static final class SparkBenchmarkRun {
+    private static final int BUILTIN = 0;
+    private static final int SLUICE = 1;
+    private static final int WITHOUT_CHECKSUMS = 2;
+    private static final String[] MODES = {"built-in", "sluice", "sluice without checksums"};
+
     private final Options options;
     private final PrintStream out;
 
@@ -152,40 +176,66 @@ final class SparkBenchmark {
       Map<String, String[]> signatures = new LinkedHashMap<>();
       Map<String, String> notes = new LinkedHashMap<>();
       for (SparkWorkloads.Workload w : workloads) {
-        seconds.put(w.name(), new double[2]);
-        signatures.put(w.name(), new String[2]);
+        seconds.put(w.name(), new double[3]);
+        signatures.put(w.name(), new String[3]);
       }
-      // 0: built-in, 1: Sluice
+      // columns: BUILTIN, SLUICE (checksums as --checksums says; on for "both"), and for "both"
+      // also WITHOUT_CHECKSUMS
       SparkSession builtin = session("shuffle-bench-builtin", Map.of());
       try {
-        measure(builtin, workloads, 0, seconds, signatures, notes);
+        measure(builtin, workloads, BUILTIN, seconds, signatures, notes);
       } finally {
         builtin.stop();
       }
+      boolean both = options.checksums.equals("both");
       try (ShuffleServer server = startServer(dir)) {
-        SparkSession sluice =
-            session(
-                "shuffle-bench-sluice",
-                Map.of(
-                    "spark.shuffle.manager",
-                    "org.apache.spark.shuffle.sluice.SluiceShuffleManager",
-                    "spark.shuffle.sort.io.plugin.class",
-                    "org.apache.spark.shuffle.sluice.SluiceShuffleDataIO",
-                    "spark.sluice.servers",
-                    "127.0.0.1:" + server.port()));
-        try {
-          measure(sluice, workloads, 1, seconds, signatures, notes);
-        } finally {
-          sluice.stop();
+        if (both) {
+          measureSluice(server, false, workloads, WITHOUT_CHECKSUMS, seconds, signatures, notes);
         }
+        measureSluice(
+            server,
+            !options.checksums.equals("off"),
+            workloads,
+            SLUICE,
+            seconds,
+            signatures,
+            notes);
       }
-      report(workloads, seconds, signatures, notes);
+      report(workloads, seconds, signatures, notes, both);
       for (String[] s : signatures.values()) {
-        if (!s[0].equals(s[1])) {
+        if (!s[BUILTIN].equals(s[SLUICE]) || (both && !s[BUILTIN].equals(s[WITHOUT_CHECKSUMS]))) {
           return 1;
         }
       }
       return 0;
+    }
+
+    private void measureSluice(
+        ShuffleServer server,
+        boolean checksums,
+        List<SparkWorkloads.Workload> workloads,
+        int column,
+        Map<String, double[]> seconds,
+        Map<String, String[]> signatures,
+        Map<String, String> notes) {
+      Map<String, String> conf = new LinkedHashMap<>();
+      conf.put("spark.shuffle.manager", "org.apache.spark.shuffle.sluice.SluiceShuffleManager");
+      conf.put(
+          "spark.shuffle.sort.io.plugin.class",
+          "org.apache.spark.shuffle.sluice.SluiceShuffleDataIO");
+      conf.put("spark.sluice.servers", "127.0.0.1:" + server.port());
+      if (!checksums) {
+        // the executors push and read; the switch is a system property of their JVMs
+        conf.put(
+            "spark.executor.extraJavaOptions", "-D" + ChecksumBenchmarkSwitch.PROPERTY + "=true");
+      }
+      SparkSession sluice =
+          session(checksums ? "shuffle-bench-sluice" : "shuffle-bench-sluice-no-checksums", conf);
+      try {
+        measure(sluice, workloads, column, seconds, signatures, notes);
+      } finally {
+        sluice.stop();
+      }
     }
 
     private void measure(
@@ -195,7 +245,7 @@ final class SparkBenchmark {
         Map<String, double[]> seconds,
         Map<String, String[]> signatures,
         Map<String, String> notes) {
-      String mode = column == 0 ? "built-in" : "sluice";
+      String mode = MODES[column];
       for (SparkWorkloads.Workload w : workloads) {
         out.println("# " + w.name() + " (" + w.describe() + ") on " + mode + ": warm-up");
         w.run(spark);
@@ -263,42 +313,60 @@ final class SparkBenchmark {
         List<SparkWorkloads.Workload> workloads,
         Map<String, double[]> seconds,
         Map<String, String[]> signatures,
-        Map<String, String> notes) {
+        Map<String, String> notes,
+        boolean both) {
       out.println();
       out.printf(
           Locale.ROOT,
-          "%-14s %12s %12s %8s %8s  %s%n",
+          "%-14s %12s %12s %8s %14s %10s %8s  %s%n",
           "workload",
           "built-in s",
           "sluice s",
           "ratio",
+          "no-checksum s",
+          "cksum cost",
           "equal",
           "notes");
       List<String> json = new ArrayList<>();
+      double totalOn = 0;
+      double totalOff = 0;
       for (SparkWorkloads.Workload w : workloads) {
         double[] s = seconds.get(w.name());
         String[] sig = signatures.get(w.name());
-        boolean equal = sig[0].equals(sig[1]);
-        double ratio = s[1] / s[0];
+        boolean equal =
+            sig[BUILTIN].equals(sig[SLUICE])
+                && (!both || sig[BUILTIN].equals(sig[WITHOUT_CHECKSUMS]));
+        double ratio = s[SLUICE] / s[BUILTIN];
+        double cost = both ? s[SLUICE] / s[WITHOUT_CHECKSUMS] : Double.NaN;
+        totalOn += s[SLUICE];
+        totalOff += s[WITHOUT_CHECKSUMS];
         String note = notes.getOrDefault(w.name(), "");
         out.printf(
             Locale.ROOT,
-            "%-14s %12.2f %12.2f %8.3f %8s  %s%n",
+            "%-14s %12.2f %12.2f %8.3f %14s %10s %8s  %s%n",
             w.name(),
-            s[0],
-            s[1],
+            s[BUILTIN],
+            s[SLUICE],
             ratio,
+            both ? String.format(Locale.ROOT, "%.2f", s[WITHOUT_CHECKSUMS]) : "-",
+            both ? String.format(Locale.ROOT, "%.3f", cost) : "-",
             equal,
             note);
         json.add(
             "{\"workload\":"
                 + Json.str(w.name())
                 + ",\"sluiceSeconds\":"
-                + Json.num(s[1])
+                + Json.num(s[SLUICE])
                 + ",\"builtinSeconds\":"
-                + Json.num(s[0])
+                + Json.num(s[BUILTIN])
                 + ",\"ratio\":"
                 + Json.num(ratio)
+                + (both
+                    ? ",\"withoutChecksumsSeconds\":"
+                        + Json.num(s[WITHOUT_CHECKSUMS])
+                        + ",\"checksumJobTimeRatio\":"
+                        + Json.num(cost)
+                    : "")
                 + ",\"resultsEqual\":"
                 + equal
                 + ",\"description\":"
@@ -315,6 +383,9 @@ final class SparkBenchmark {
               + megabytes(options.executorMemory)
               + "]\",\"cores\":"
               + Runtime.getRuntime().availableProcessors()
+              + ",\"checksums\":"
+              + Json.str(options.checksums)
+              + (both ? ",\"checksumJobTimeRatio\":" + Json.num(totalOn / totalOff) : "")
               + ",\"workloads\":["
               + String.join(",", json)
               + "]}");
