@@ -82,8 +82,18 @@ public final class ClientConf {
           "Server read buffers (sluice.mapPartition.readBufferSize each) one map partition read"
               + " stream may have granted or queued at once.");
 
+  public static final ConfigKey<Integer> REPLICATION_FACTOR =
+      ConfigKey.integer(
+          "sluice.replication.factor",
+          1,
+          "Copies of every split a shuffle writes: 1, or 2 for a primary and a replica on another"
+              + " server (another host when there is one). With 2, a push is acknowledged once both"
+              + " hold it, both commit, readers fall back to the replica, and losing one server"
+              + " loses no data and reruns no map. Read by the coordinator (the Spark driver).");
+
   public static final List<ConfigKey<?>> KEYS =
       List.of(
+          REPLICATION_FACTOR,
           PUSH_BUFFER_SIZE,
           PUSH_MAX_IN_FLIGHT_PER_SERVER,
           PUSH_MAX_IN_FLIGHT,
@@ -115,8 +125,14 @@ public final class ClientConf {
   private final long excludeDurationMillis;
   private final int mapPushSize;
   private final int mapReadCredits;
+  private final int replicationFactor;
 
   public ClientConf(SluiceConf conf) {
+    this.replicationFactor = conf.get(REPLICATION_FACTOR);
+    if (replicationFactor < 1 || replicationFactor > 2) {
+      throw new IllegalArgumentException(
+          REPLICATION_FACTOR + " must be 1 or 2, got " + replicationFactor);
+    }
     long buffer = conf.get(PUSH_BUFFER_SIZE);
     if (buffer < 64 || buffer > (64 << 20)) {
       throw new IllegalArgumentException(
@@ -184,6 +200,11 @@ public final class ClientConf {
   /** Bytes, over all servers together; the smaller of this and the per-server bound applies. */
   public long maxInFlight() {
     return maxInFlight;
+  }
+
+  /** {@code sluice.replication.factor}: 1 or 2. */
+  public int replicationFactor() {
+    return replicationFactor;
   }
 
   public int maxRetries() {

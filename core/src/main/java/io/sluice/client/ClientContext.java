@@ -35,6 +35,7 @@ public final class ClientContext implements Closeable {
   private final NetworkConf networkConf;
   private final TransportClientPool pool;
   private final TransportClientPool pushPool;
+  private final TransportClientPool replicaPool;
   private final ScheduledExecutorService scheduler;
   private final InFlightLimiter inFlight;
   private final AuthConf auth;
@@ -55,6 +56,9 @@ public final class ClientContext implements Closeable {
         new TransportClientPool("sluice", networkConf, SluiceProtocol.INSTANCE, authenticator);
     this.pushPool =
         new TransportClientPool("sluice-push", networkConf, SluiceProtocol.INSTANCE, authenticator);
+    this.replicaPool =
+        new TransportClientPool(
+            "sluice-replica", networkConf, SluiceProtocol.INSTANCE, authenticator);
     this.scheduler =
         Executors.newScheduledThreadPool(1, new DefaultThreadFactory("sluice-client-retry", true));
     this.inFlight =
@@ -162,6 +166,15 @@ public final class ClientContext implements Closeable {
   }
 
   /**
+   * Like {@link #pushConnectionAsync} for replica pushes, which travel on connections of their own:
+   * a server pauses reading replica connections later than first-copy ones (its replica watermark).
+   */
+  public CompletableFuture<TransportClient> replicaPushConnectionAsync(
+      String appId, ServerAddress server) {
+    return replicaPool.getAsync(server.getHost(), server.getPort(), appId);
+  }
+
+  /**
    * A pooled connection to {@code server} acting for {@code appId}, for requests that must share
    * one (read streams). With authentication, each application has connections of its own.
    */
@@ -209,6 +222,7 @@ public final class ClientContext implements Closeable {
   public void close() {
     scheduler.shutdownNow();
     pushPool.close();
+    replicaPool.close();
     pool.close();
   }
 }

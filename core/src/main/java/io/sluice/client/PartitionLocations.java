@@ -9,8 +9,10 @@ import java.util.BitSet;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Where every partition of a shuffle is written now, in O(servers + moves) memory and bytes,
@@ -20,6 +22,12 @@ import java.util.Map;
  * is {@link ShuffleLocations} (see sluice.proto): 16,777,217 partitions on three servers take a few
  * dozen bytes, where one location per partition took 400 MB. Immutable and thread safe; {@link
  * #location} is a binary search over the moves.
+ *
+ * <p><b>Replicas.</b> With replication factor 2 every location has a second server. At epoch 0 the
+ * replica of the partitions of placement server {@code k} is the first placement server after
+ * {@code k} (in placement order, wrapping) on another host, or {@code k + 1} when every placement
+ * server shares one host; with a single placement server there is no replica. A moved partition
+ * carries its replica explicitly. Both sides compute the rule from the same server list.
  */
 public final class PartitionLocations {
   private final int shuffleId;
@@ -32,6 +40,11 @@ public final class PartitionLocations {
   private final int[] movedPartitions;
   private final int[] movedEpochs;
   private final int[] movedServers;
+  private final int replicationFactor;
+  // index (in servers) of the replica of each placement server's partitions; -1: none
+  private final int[] placementReplicas;
+  // parallel to movedPartitions: the replica's index in servers, -1: none
+  private final int[] movedReplicas;
 
   private PartitionLocations(
       int shuffleId,
@@ -41,7 +54,9 @@ public final class PartitionLocations {
       int start,
       int[] movedPartitions,
       int[] movedEpochs,
-      int[] movedServers) {
+      int[] movedServers,
+      int replicationFactor,
+      int[] movedReplicas) {
     this.shuffleId = shuffleId;
     this.numPartitions = numPartitions;
     this.servers = servers;
@@ -50,6 +65,29 @@ public final class PartitionLocations {
     this.movedPartitions = movedPartitions;
     this.movedEpochs = movedEpochs;
     this.movedServers = movedServers;
+    this.replicationFactor = replicationFactor;
+    this.placementReplicas = replicaRule(servers, placementServers, replicationFactor);
+    this.movedReplicas = movedReplicas;
+  }
+
+  /** For each placement server, the index of the one that holds its partitions' replicas. */
+  private static int[] replicaRule(ServerAddress[] servers, int placementServers, int factor) {
+    int[] replicas = new int[placementServers];
+    for (int k = 0; k < placementServers; k++) {
+      replicas[k] = -1;
+      if (factor < 2 || placementServers < 2) {
+        continue;
+      }
+      replicas[k] = (k + 1) % placementServers;
+      for (int i = 1; i < placementServers; i++) {
+        int j = (k + i) % placementServers;
+        if (!servers[j].getHost().equals(servers[k].getHost())) {
+          replicas[k] = j;
+          break;
+        }
+      }
+    }
+    return replicas;
   }
 
   /**
@@ -58,6 +96,23 @@ public final class PartitionLocations {
    */
   public static PartitionLocations roundRobin(
       int shuffleId, int numPartitions, List<ServerAddress> servers, int start) {
+    return roundRobin(shuffleId, numPartitions, servers, start, 1);
+  }
+
+  /**
+   * Like {@link #roundRobin(int, int, List, int)}, each partition with {@code replicationFactor}
+   * copies (1 or 2; a single server holds one whatever the factor).
+   */
+  public static PartitionLocations roundRobin(
+      int shuffleId,
+      int numPartitions,
+      List<ServerAddress> servers,
+      int start,
+      int replicationFactor) {
+    if (replicationFactor < 1 || replicationFactor > 2) {
+      throw new IllegalArgumentException(
+          "shuffle " + shuffleId + ": replication factor must be 1 or 2, not " + replicationFactor);
+    }
     if (numPartitions < 0) {
       throw new IllegalArgumentException(
           "shuffle " + shuffleId + " cannot have " + numPartitions + " partitions");
@@ -79,6 +134,8 @@ public final class PartitionLocations {
         start,
         new int[0],
         new int[0],
+        new int[0],
+        replicationFactor,
         new int[0]);
   }
 
@@ -97,6 +154,7 @@ public final class PartitionLocations {
     int[] partitions = new int[sorted.size()];
     int[] epochs = new int[sorted.size()];
     int[] serverIndexes = new int[sorted.size()];
+    int[] replicaIndexes = new int[sorted.size()];
     for (int i = 0; i < sorted.size(); i++) {
       PartitionLocation l = sorted.get(i);
       checkPartition(l.getPartitionId());
@@ -115,13 +173,8 @@ public final class PartitionLocations {
       }
       partitions[i] = l.getPartitionId();
       epochs[i] = l.getEpoch();
-      serverIndexes[i] =
-          index.computeIfAbsent(
-              l.getServer(),
-              s -> {
-                all.add(s);
-                return all.size() - 1;
-              });
+      serverIndexes[i] = indexOf(l.getServer(), index, all);
+      replicaIndexes[i] = l.hasReplica() ? indexOf(l.getReplica(), index, all) : -1;
     }
     return new PartitionLocations(
         shuffleId,
@@ -131,7 +184,19 @@ public final class PartitionLocations {
         start,
         partitions,
         epochs,
-        serverIndexes);
+        serverIndexes,
+        replicationFactor,
+        replicaIndexes);
+  }
+
+  private static int indexOf(
+      ServerAddress server, Map<ServerAddress, Integer> index, List<ServerAddress> all) {
+    return index.computeIfAbsent(
+        server,
+        s -> {
+          all.add(s);
+          return all.size() - 1;
+        });
   }
 
   /**
@@ -148,7 +213,10 @@ public final class PartitionLocations {
         || p.getStart() < 0
         || p.getStart() >= p.getPlacementServers()
         || p.getMovedEpochsCount() != moves
-        || p.getMovedServersCount() != moves) {
+        || p.getMovedServersCount() != moves
+        || p.getReplicationFactor() < 0
+        || p.getReplicationFactor() > 2
+        || (p.getMovedReplicasCount() != 0 && p.getMovedReplicasCount() != moves)) {
       throw new IllegalArgumentException(
           "inconsistent locations of shuffle "
               + shuffleId
@@ -166,11 +234,16 @@ public final class PartitionLocations {
               + p.getMovedEpochsCount()
               + " epochs and "
               + p.getMovedServersCount()
-              + " servers");
+              + " servers, replication factor "
+              + p.getReplicationFactor()
+              + " and "
+              + p.getMovedReplicasCount()
+              + " moved replicas");
     }
     int[] partitions = new int[moves];
     int[] epochs = new int[moves];
     int[] serverIndexes = new int[moves];
+    int[] replicaIndexes = new int[moves];
     long at = 0;
     for (int i = 0; i < moves; i++) {
       int delta = p.getMovedPartitions(i);
@@ -199,9 +272,23 @@ public final class PartitionLocations {
                 + p.getNumPartitions()
                 + " partitions");
       }
+      int replica = p.getMovedReplicasCount() == 0 ? 0 : p.getMovedReplicas(i);
+      if (replica < 0 || replica > p.getServersCount()) {
+        throw new IllegalArgumentException(
+            "inconsistent locations of shuffle "
+                + shuffleId
+                + ": moved partition "
+                + at
+                + " has replica "
+                + (replica - 1)
+                + " of "
+                + p.getServersCount()
+                + " servers");
+      }
       partitions[i] = (int) at;
       epochs[i] = p.getMovedEpochs(i);
       serverIndexes[i] = server;
+      replicaIndexes[i] = replica - 1;
     }
     return new PartitionLocations(
         shuffleId,
@@ -211,7 +298,9 @@ public final class PartitionLocations {
         p.getStart(),
         partitions,
         epochs,
-        serverIndexes);
+        serverIndexes,
+        Math.max(1, p.getReplicationFactor()),
+        replicaIndexes);
   }
 
   /** The wire form; its size is O(servers + moves). */
@@ -223,14 +312,25 @@ public final class PartitionLocations {
             .addAllServers(Arrays.asList(servers))
             .setPlacementServers(placementServers)
             .setStart(start);
+    if (replicationFactor > 1) {
+      b.setReplicationFactor(replicationFactor);
+    }
     int previous = 0;
     for (int i = 0; i < movedPartitions.length; i++) {
       b.addMovedPartitions(movedPartitions[i] - previous);
       b.addMovedEpochs(movedEpochs[i]);
       b.addMovedServers(movedServers[i]);
+      if (replicationFactor > 1) {
+        b.addMovedReplicas(movedReplicas[i] + 1);
+      }
       previous = movedPartitions[i];
     }
     return b.build();
+  }
+
+  /** 1, or 2 when every location has a replica (where there is a second server). */
+  public int replicationFactor() {
+    return replicationFactor;
   }
 
   /** The shuffle (or generation) these locations belong to. */
@@ -259,21 +359,30 @@ public final class PartitionLocations {
     return start;
   }
 
-  /** The servers that hold partitions at epoch 0: every placement server, or fewer partitions. */
+  /**
+   * The servers that hold partitions (or their replicas) at epoch 0: every placement server, or
+   * fewer when there are fewer partitions.
+   */
   public List<ServerAddress> serversWithPartitions() {
-    List<ServerAddress> used = new ArrayList<>();
+    Set<ServerAddress> used = new LinkedHashSet<>();
     for (int i = 0; i < Math.min(numPartitions, placementServers); i++) {
-      used.add(servers[(start + i) % placementServers]);
+      int k = (start + i) % placementServers;
+      used.add(servers[k]);
+      if (placementReplicas[k] >= 0) {
+        used.add(servers[placementReplicas[k]]);
+      }
     }
-    return used;
+    return new ArrayList<>(used);
   }
 
-  /** The partitions placed at epoch 0 on {@code server} (moves aside). */
+  /** The partitions placed at epoch 0 on {@code server}, as primary or replica (moves aside). */
   public BitSet placedOn(ServerAddress server) {
     BitSet partitions = new BitSet();
-    for (int i = 0; i < placementServers; i++) {
-      if (servers[i].equals(server)) {
-        int first = Math.floorMod(i - start, placementServers);
+    for (int k = 0; k < placementServers; k++) {
+      boolean primary = servers[k].equals(server);
+      boolean replica = placementReplicas[k] >= 0 && servers[placementReplicas[k]].equals(server);
+      if (primary || replica) {
+        int first = Math.floorMod(k - start, placementServers);
         for (long p = first; p < numPartitions; p += placementServers) {
           partitions.set((int) p);
         }
@@ -282,13 +391,28 @@ public final class PartitionLocations {
     return partitions;
   }
 
-  /** The current location of a partition. */
+  /** The current location of a partition, with its replica when it has one. */
   public PartitionLocation location(int partitionId) {
-    return PartitionLocation.newBuilder()
-        .setPartitionId(partitionId)
-        .setEpoch(epoch(partitionId))
-        .setServer(server(partitionId))
-        .build();
+    PartitionLocation.Builder b =
+        PartitionLocation.newBuilder()
+            .setPartitionId(partitionId)
+            .setEpoch(epoch(partitionId))
+            .setServer(server(partitionId));
+    ServerAddress replica = replica(partitionId);
+    if (replica != null) {
+      b.setReplica(replica);
+    }
+    return b.build();
+  }
+
+  /** The server that holds the partition's replica now, or null when it has none. */
+  public ServerAddress replica(int partitionId) {
+    int m = moved(partitionId);
+    int index =
+        m >= 0
+            ? movedReplicas[m]
+            : placementReplicas[(int) ((start + (long) partitionId) % placementServers)];
+    return index >= 0 ? servers[index] : null;
   }
 
   /** The epoch a partition is written at now. */
@@ -332,6 +456,7 @@ public final class PartitionLocations {
         + placementServers
         + " servers from "
         + start
+        + (replicationFactor > 1 ? " with replicas" : "")
         + ", "
         + movedPartitions.length
         + " moved";

@@ -12,9 +12,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Turns the memory budget's state into backpressure: while pushes are paused the server stops
- * reading the connections that push (their senders block on TCP), and hands the largest buffers to
- * the flushers until held memory is back at the resume mark; when it is, reading resumes. Requests
- * on connections that only read or control are never paused.
+ * reading the connections that push first copies (their senders block on TCP), and past the replica
+ * watermark also those that push replicas (sluice.replication.factor 2), and hands the largest
+ * buffers to the flushers until held memory is back at the resume mark; when it is, reading
+ * resumes. Requests on connections that only read or control are never paused.
  *
  * <p>All decisions run on one executor and read the budget's current state, so pause and resume
  * notifications that race on other threads cannot leave a connection paused. While paused, the
@@ -23,6 +24,8 @@ import org.slf4j.LoggerFactory;
  */
 final class FlowControl implements MemoryBudget.Listener {
   private static final Logger LOG = LoggerFactory.getLogger(FlowControl.class);
+  // TRUE: the connection pushed a first copy (paused at the pause watermark); FALSE: replica
+  // pushes only (paused at the replica watermark)
   private static final AttributeKey<Boolean> PUSHES = AttributeKey.valueOf("sluicePushes");
 
   private final MemoryBudget memory;
@@ -45,10 +48,17 @@ final class FlowControl implements MemoryBudget.Listener {
     this.transport = transport;
   }
 
-  /** Marks a connection as one that pushes; a new one is paused at once if pushes are. */
-  void pushedOn(Channel channel) {
-    if (channel.attr(PUSHES).setIfAbsent(Boolean.TRUE) == null
-        && memory.state() != MemoryBudget.State.ACCEPTING) {
+  /**
+   * Marks a connection as one that pushes first copies, or ({@code replica}) replicas only; a new
+   * one is paused at once if its kind of pushes is.
+   */
+  void pushedOn(Channel channel, boolean replica) {
+    Boolean before = channel.attr(PUSHES).get();
+    if (before == Boolean.TRUE || (before != null && replica)) {
+      return;
+    }
+    channel.attr(PUSHES).set(!replica);
+    if (memory.state() != MemoryBudget.State.ACCEPTING) {
       executor.execute(this::apply);
     }
   }
@@ -75,7 +85,9 @@ final class FlowControl implements MemoryBudget.Listener {
     }
     MemoryBudget.State state = memory.state();
     boolean reading = state == MemoryBudget.State.ACCEPTING;
-    t.setReading(ch -> ch.hasAttr(PUSHES), reading);
+    boolean readingReplicas = state != MemoryBudget.State.ALL_PAUSED;
+    t.setReading(ch -> ch.attr(PUSHES).get() == Boolean.TRUE, reading);
+    t.setReading(ch -> ch.attr(PUSHES).get() == Boolean.FALSE, readingReplicas);
     if (!reading) {
       long handed = registry.flushLargest(memory.excessOverResume());
       LOG.debug(

@@ -194,7 +194,7 @@ final class MapPartitionRequests {
     file.append(h.getRegionIndex(), h.getSequence(), body);
     request.handOver();
     metrics.bytesPushed().mark(bytes);
-    flowControl.pushedOn(channel);
+    flowControl.pushedOn(channel, false);
     return credit(h.getRequestId());
   }
 

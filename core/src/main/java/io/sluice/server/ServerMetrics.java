@@ -16,6 +16,7 @@ public final class ServerMetrics {
 
   private final MetricRegistry registry;
   private final Meter bytesPushed;
+  private final Meter replicaBytesPushed;
   private final Meter bytesFlushed;
   private final Meter bytesRead;
   private final Meter pushesCongested;
@@ -33,6 +34,7 @@ public final class ServerMetrics {
   public ServerMetrics(MetricRegistry registry, MemoryBudget memory) {
     this.registry = registry;
     this.bytesPushed = registry.meter(PREFIX + "bytesPushed");
+    this.replicaBytesPushed = registry.meter(PREFIX + "replicaBytesPushed");
     this.bytesFlushed = registry.meter(PREFIX + "bytesFlushed");
     this.bytesRead = registry.meter(PREFIX + "bytesRead");
     this.pushesCongested = registry.meter(PREFIX + "pushesCongested");
@@ -76,6 +78,11 @@ public final class ServerMetrics {
 
   public MetricRegistry registry() {
     return registry;
+  }
+
+  /** Bytes of replica pushes taken (second copies, sluice.replication.factor 2). */
+  public Meter replicaBytesPushed() {
+    return replicaBytesPushed;
   }
 
   public Meter bytesPushed() {

@@ -237,9 +237,13 @@ final class ServerRequestHandler implements RequestHandler {
   /** Decodes a push, hands it to the intake (which takes the body if it keeps it), answers. */
   private Message push(Channel channel, Message request) {
     PushData h = request.header(PushData.class);
+    long bodyBytes = request.bodyLength();
     PushIntake.Outcome outcome = intake.accept(h, request);
     if (outcome.taken()) {
-      flowControl.pushedOn(channel);
+      flowControl.pushedOn(channel, h.getReplica());
+      if (h.getReplica()) {
+        metrics.replicaBytesPushed().mark(bodyBytes);
+      }
     }
     return outcome.status == Status.OK
         ? Messages.ok(h.getRequestId())

@@ -76,7 +76,8 @@ class ShuffleGenerationsIT {
       assertThat(read(cluster, 5, false)).isEqualTo(20);
 
       // a committed generation takes no more partitions moves
-      assertThatThrownBy(() -> cluster.coordinatorClient().revive(5, 0, 0, "test", false))
+      assertThatThrownBy(() -> cluster.coordinatorClient().reviveAsync(5, 0, 0, "test").join())
+          .cause()
           .isInstanceOf(StatusException.class)
           .satisfies(e -> assertThat(((StatusException) e).status()).isEqualTo(Status.BAD_REQUEST))
           .hasMessageContaining("committed");

@@ -77,6 +77,11 @@ final class CoordinatedShuffle {
     return placement.numPartitions();
   }
 
+  /** 1, or 2 when its partitions have replicas. */
+  int replicationFactor() {
+    return placement.replicationFactor();
+  }
+
   /** Where every partition is written now: O(servers + moves). */
   synchronized PartitionLocations locations() {
     if (current == null) {
@@ -98,6 +103,9 @@ final class CoordinatedShuffle {
     }
     moves.put(next.getPartitionId(), next);
     movedOnto.computeIfAbsent(next.getServer(), s -> new HashSet<>()).add(next.getPartitionId());
+    if (next.hasReplica()) {
+      movedOnto.computeIfAbsent(next.getReplica(), s -> new HashSet<>()).add(next.getPartitionId());
+    }
     current = null;
     return true;
   }
@@ -185,8 +193,9 @@ final class CoordinatedShuffle {
   }
 
   /**
-   * The partitions that had a location on {@code server} at some epoch. Computed from the placement
-   * rule and the moves: a transient BitSet (partitions/8 bytes), for a failed commit.
+   * The partitions that had a location (primary or replica) on {@code server} at some epoch.
+   * Computed from the placement rule and the moves: a transient BitSet (partitions/8 bytes), for a
+   * failed commit.
    */
   synchronized BitSet partitionsOn(ServerAddress server) {
     BitSet partitions = placement.placedOn(server);

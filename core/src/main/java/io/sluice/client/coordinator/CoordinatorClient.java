@@ -22,6 +22,8 @@ import io.sluice.protocol.proto.SplitCursor;
 import io.sluice.protocol.proto.Status;
 import java.io.IOException;
 import java.util.Collection;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.LongFunction;
 
 /**
@@ -340,26 +342,88 @@ public final class CoordinatorClient {
   }
 
   /**
-   * A new location for a partition whose location at {@code failedEpoch} takes no more data; {@code
-   * serverFailed} when that server could not be reached or failed the request.
+   * Asks for a new location of a partition whose split refused more data (full, or a hard split):
+   * see {@link ShuffleCoordinator#revive}. Never waits; fails with an {@link IOException} naming
+   * the coordinator when it gives no answer.
    */
-  public PartitionLocation revive(
-      int shuffleId, int partitionId, int failedEpoch, String reason, boolean serverFailed)
-      throws IOException, StatusException {
-    return ask(
+  public CompletableFuture<PartitionLocation> reviveAsync(
+      int shuffleId, int partitionId, int failedEpoch, String reason) {
+    return askAsync(
             "a new location for shuffle " + shuffleId + " partition " + partitionId,
-            id ->
-                Messages.request(
-                    MessageType.REVIVE_PARTITION,
-                    RevivePartition.newBuilder()
-                        .setRequestId(id)
-                        .setShuffleId(shuffleId)
-                        .setPartitionId(partitionId)
-                        .setFailedEpoch(failedEpoch)
-                        .setReason(reason)
-                        .setServerFailed(serverFailed)
-                        .build(),
-                    id))
-        .getLocation();
+            reviveRequest(shuffleId, partitionId, failedEpoch, reason, false, false))
+        .thenApply(Response::getLocation);
+  }
+
+  /**
+   * Reports that the server under a partition's location failed ({@code replicaFailed}: its
+   * replica) and gets every location of the shuffle after the coordinator moved all the partitions
+   * that server held (see {@link ShuffleCoordinator#reviveAfterServerFailure}). Never waits.
+   */
+  public CompletableFuture<PartitionLocations> reviveAfterServerFailureAsync(
+      int shuffleId, int partitionId, int failedEpoch, String reason, boolean replicaFailed) {
+    return askAsync(
+            "new locations for shuffle " + shuffleId + " after a server failed",
+            reviveRequest(shuffleId, partitionId, failedEpoch, reason, true, replicaFailed))
+        .thenApply(
+            answer -> {
+              try {
+                return locationsOf(answer);
+              } catch (StatusException e) {
+                throw new CompletionException(e);
+              }
+            });
+  }
+
+  private static LongFunction<Message> reviveRequest(
+      int shuffleId,
+      int partitionId,
+      int failedEpoch,
+      String reason,
+      boolean serverFailed,
+      boolean replicaFailed) {
+    return id ->
+        Messages.request(
+            MessageType.REVIVE_PARTITION,
+            RevivePartition.newBuilder()
+                .setRequestId(id)
+                .setShuffleId(shuffleId)
+                .setPartitionId(partitionId)
+                .setFailedEpoch(failedEpoch)
+                .setReason(reason)
+                .setServerFailed(serverFailed)
+                .setReplicaFailed(replicaFailed)
+                .build(),
+            id);
+  }
+
+  /**
+   * Like {@link #ask} without waiting: the answer's header, or the failure naming the coordinator.
+   */
+  private CompletableFuture<Response> askAsync(String what, LongFunction<Message> request) {
+    return context
+        .callAsync(appId, coordinator, request)
+        .handle(
+            (message, error) -> {
+              if (error != null) {
+                Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+                if (cause instanceof StatusException) {
+                  throw new CompletionException(cause);
+                }
+                throw new CompletionException(
+                    new IOException(
+                        "The Sluice coordinator at "
+                            + ClientContext.format(coordinator)
+                            + " gave no answer about "
+                            + what
+                            + ": "
+                            + cause.getMessage(),
+                        cause));
+              }
+              try {
+                return message.header(Response.class);
+              } finally {
+                message.release();
+              }
+            });
   }
 }

@@ -86,13 +86,25 @@ final class CoordinatorRequestHandler implements RequestHandler {
         case REVIVE_PARTITION:
           {
             RevivePartition h = request.header(RevivePartition.class);
+            if (h.getServerFailed()) {
+              channel.writeAndFlush(
+                  Messages.response(
+                      ok(id)
+                          .setLocations(
+                              coordinator
+                                  .reviveAfterServerFailure(
+                                      h.getShuffleId(),
+                                      h.getPartitionId(),
+                                      h.getFailedEpoch(),
+                                      h.getReason(),
+                                      h.getReplicaFailed())
+                                  .toProto())
+                          .build()));
+              return;
+            }
             PartitionLocation next =
                 coordinator.revive(
-                    h.getShuffleId(),
-                    h.getPartitionId(),
-                    h.getFailedEpoch(),
-                    h.getReason(),
-                    h.getServerFailed());
+                    h.getShuffleId(), h.getPartitionId(), h.getFailedEpoch(), h.getReason());
             channel.writeAndFlush(Messages.response(ok(id).setLocation(next).build()));
             return;
           }

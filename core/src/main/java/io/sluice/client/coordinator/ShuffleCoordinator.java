@@ -78,6 +78,7 @@ public final class ShuffleCoordinator implements Closeable {
   private final Map<Integer, CoordinatedShuffle> shuffles = new ConcurrentHashMap<>();
   private final ServerExclusions exclusions;
   private final Set<ServerAddress> registeredServers = ConcurrentHashMap.newKeySet();
+  private final PartitionMoves moves;
   private final ShuffleGenerations generations = new ShuffleGenerations();
   private final Object generationLock = new Object();
   private final TransportServer endpoint;
@@ -103,6 +104,7 @@ public final class ShuffleCoordinator implements Closeable {
     this.servers = List.copyOf(servers);
     this.context = context;
     this.exclusions = new ServerExclusions(context.conf().excludeDurationMillis(), Clock.SYSTEM);
+    this.moves = new PartitionMoves(appId, servers, exclusions, this::registerOn);
     this.requests =
         new ThreadPoolExecutor(
             0,
@@ -219,12 +221,21 @@ public final class ShuffleCoordinator implements Closeable {
           lastError);
     }
     int start = ThreadLocalRandom.current().nextInt(usable.size());
+    int factor = context.conf().replicationFactor();
+    if (factor > 1 && usable.size() < 2) {
+      LOG.warn(
+          "{} is written without replicas: sluice.replication.factor is {} but only {} can take"
+              + " it",
+          Ids.shuffle(appId, shuffleId),
+          factor,
+          ClientContext.format(usable.get(0)));
+    }
     shuffles.put(
         shuffleId,
         new CoordinatedShuffle(
             shuffleId,
             numMaps,
-            PartitionLocations.roundRobin(shuffleId, numPartitions, usable, start)));
+            PartitionLocations.roundRobin(shuffleId, numPartitions, usable, start, factor)));
     LOG.info(
         "Registered {} with {} maps and {} partitions on {} servers",
         Ids.shuffle(appId, shuffleId),
@@ -514,73 +525,25 @@ public final class ShuffleCoordinator implements Closeable {
   }
 
   /**
-   * Moves a partition off the location that failed at {@code failedEpoch}: the next epoch goes to
-   * another server (the same one if it is the only one). Concurrent calls for the same failure get
-   * the same new location. When {@code serverFailed} (the server could not be reached or failed the
-   * request, rather than refusing more data), that server gets no new partitions for {@code
-   * sluice.coordinator.excludeDuration}.
+   * Moves a partition off the location that failed at {@code failedEpoch} (a split that is full, or
+   * refused more data); see {@link PartitionMoves#revive}.
    */
-  public PartitionLocation revive(
-      int shuffleId, int partitionId, int failedEpoch, String reason, boolean serverFailed)
+  public PartitionLocation revive(int shuffleId, int partitionId, int failedEpoch, String reason)
       throws IOException {
-    CoordinatedShuffle s = shuffle(shuffleId);
-    if (partitionId < 0 || partitionId >= s.numPartitions()) {
-      throw new IllegalArgumentException(
-          "partition " + partitionId + " is out of range for " + Ids.shuffle(appId, shuffleId));
-    }
-    synchronized (s) {
-      if (s.isCommitStarted()) {
-        // a server taking data now would never commit it: the writer is a late attempt
-        throw new IllegalArgumentException(
-            "cannot move partition "
-                + partitionId
-                + " of "
-                + Ids.shuffle(appId, shuffleId)
-                + ": the shuffle is committed; a rerun writes to a new generation");
-      }
-      PartitionLocation now = s.current(partitionId);
-      if (now.getEpoch() > failedEpoch) {
-        return now;
-      }
-      if (serverFailed) {
-        exclusions.exclude(now.getServer(), reason);
-      }
-      List<ServerAddress> candidates = exclusions.usable(servers);
-      int from = candidates.indexOf(now.getServer());
-      IOException lastError = null;
-      for (int i = 1; i <= candidates.size(); i++) {
-        ServerAddress candidate = candidates.get(Math.floorMod(from + i, candidates.size()));
-        try {
-          registerOn(candidate, shuffleId, s.numMaps(), s.numPartitions());
-        } catch (IOException | StatusException e) {
-          exclusions.exclude(
-              candidate, "registering " + Ids.shuffle(appId, shuffleId) + ": " + e.getMessage());
-          lastError = new IOException(e.getMessage(), e);
-          continue;
-        }
-        PartitionLocation next =
-            now.toBuilder().setEpoch(now.getEpoch() + 1).setServer(candidate).build();
-        s.moveTo(next);
-        LOG.info(
-            "Moved {} partition {} from {} (epoch {}) to {} (epoch {}): {}",
-            Ids.shuffle(appId, shuffleId),
-            partitionId,
-            ClientContext.format(now.getServer()),
-            now.getEpoch(),
-            ClientContext.format(candidate),
-            next.getEpoch(),
-            reason);
-        return next;
-      }
-      throw new IOException(
-          "No Sluice server can take "
-              + Ids.shuffle(appId, shuffleId)
-              + " partition "
-              + partitionId
-              + ": "
-              + lastError,
-          lastError);
-    }
+    return moves.revive(shuffle(shuffleId), partitionId, failedEpoch, reason);
+  }
+
+  /**
+   * Moves every partition of the shuffle that a failed server held, in one round; see {@link
+   * PartitionMoves#reviveAfterServerFailure}.
+   *
+   * @return every location of the shuffle now
+   */
+  public PartitionLocations reviveAfterServerFailure(
+      int shuffleId, int partitionId, int failedEpoch, String reason, boolean replicaFailed)
+      throws IOException {
+    return moves.reviveAfterServerFailure(
+        shuffle(shuffleId), partitionId, failedEpoch, reason, replicaFailed);
   }
 
   /** Forgets the shuffle and its generations and deletes their files on every server. */

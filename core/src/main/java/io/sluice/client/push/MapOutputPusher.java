@@ -69,7 +69,8 @@ public final class MapOutputPusher implements Closeable {
   private final BatchEncoder batches;
   private final Backoff backoff;
   private final int bufferSize;
-  private final PartitionLocations placement;
+  // the shuffle's locations as last read from the coordinator (a server failure answers all)
+  private volatile PartitionLocations placement;
 
   /**
    * Partitions moved since {@link #placement} was read (the coordinator answered a revive), with
@@ -102,6 +103,8 @@ public final class MapOutputPusher implements Closeable {
   private long lastProgressNanos = System.nanoTime();
   private final Set<ServerAddress> serversWritten = new HashSet<>();
   private final Map<ServerAddress, TransportClient> connections = new ConcurrentHashMap<>();
+  // replica pushes travel on connections of their own (see PushData.replica)
+  private final Map<ServerAddress, TransportClient> replicaConnections = new ConcurrentHashMap<>();
 
   /**
    * Partitions whose location answered SOFT_SPLIT (it took the data but is full): the next batch of
@@ -145,7 +148,17 @@ public final class MapOutputPusher implements Closeable {
   /** Where {@code partition} is written now. */
   private PartitionLocation location(int partition) {
     PartitionLocation l = moved.get(partition);
-    return l != null ? l : placement.location(partition);
+    if (l == null) {
+      return placement.location(partition);
+    }
+    PartitionLocations now = placement;
+    return now.epoch(partition) > l.getEpoch() ? now.location(partition) : l;
+  }
+
+  /** Takes every location the coordinator answered after a server failed. */
+  private void relocate(PartitionLocations locations) {
+    placement = locations;
+    moved.entrySet().removeIf(e -> e.getValue().getEpoch() <= locations.epoch(e.getKey()));
   }
 
   /**
@@ -276,26 +289,28 @@ public final class MapOutputPusher implements Closeable {
   /**
    * The connection this map task uses for {@code server}: one per server for the whole task, so a
    * partition's batches reach the server in the order they were pushed (only a retry can reorder
-   * them). Reopened from the pool when it closed.
+   * them). Reopened from the pool when it closed. Replica pushes use connections of their own.
    */
-  private CompletableFuture<TransportClient> connectionTo(ServerAddress server) {
-    TransportClient c = connections.get(server);
+  private CompletableFuture<TransportClient> connectionTo(ServerAddress server, boolean replica) {
+    Map<ServerAddress, TransportClient> open = replica ? replicaConnections : connections;
+    TransportClient c = open.get(server);
     if (c != null && c.isActive()) {
       return CompletableFuture.completedFuture(c);
     }
-    return context
-        .pushConnectionAsync(appId, server)
+    return (replica
+            ? context.replicaPushConnectionAsync(appId, server)
+            : context.pushConnectionAsync(appId, server))
         .thenApply(
             opened -> {
-              connections.put(server, opened);
+              open.put(server, opened);
               return opened;
             });
   }
 
-  private void send(PendingPush push) {
-    PartitionLocation location = location(push.partition);
-    push.attempts++;
-    connectionTo(location.getServer())
+  /** Pushes the batch to one server; completes with the answer's status (OK or SOFT_SPLIT). */
+  private CompletableFuture<Status> pushTo(
+      PendingPush push, PartitionLocation location, ServerAddress server, boolean replica) {
+    return connectionTo(server, replica)
         .thenCompose(
             connection ->
                 context.callAsync(
@@ -309,20 +324,45 @@ public final class MapOutputPusher implements Closeable {
                                 .setShuffleId(shuffleId)
                                 .setPartitionId(push.partition)
                                 .setEpoch(location.getEpoch())
+                                .setReplica(replica)
                                 .build(),
                             id,
                             push.body.retainedDuplicate())))
+        .thenApply(
+            response -> {
+              Status status = response.header(Response.class).getStatus();
+              response.release();
+              return status;
+            });
+  }
+
+  /**
+   * Pushes the batch to its location: to the primary and, when the location has one, to the replica
+   * at the same time. The batch is acknowledged once every copy is.
+   */
+  private void send(PendingPush push) {
+    PartitionLocation location = location(push.partition);
+    push.attempts++;
+    CompletableFuture<Status> primary = pushTo(push, location, location.getServer(), false);
+    CompletableFuture<Status> replica =
+        location.hasReplica()
+            ? pushTo(push, location, location.getReplica(), true)
+            : CompletableFuture.completedFuture(Status.OK);
+    CompletableFuture.allOf(primary, replica)
         .whenComplete(
-            (response, error) -> {
-              if (error == null) {
-                Status status = response.header(Response.class).getStatus();
-                response.release();
-                if (status == Status.SOFT_SPLIT) {
+            (v, ignored) -> {
+              Throwable primaryError = failureOf(primary);
+              Throwable replicaError = failureOf(replica);
+              if (primaryError == null && replicaError == null) {
+                if (primary.join() == Status.SOFT_SPLIT || replica.join() == Status.SOFT_SPLIT) {
                   softSplits.putIfAbsent(push.partition, location);
                 }
                 int header = push.body.readerIndex();
                 synchronized (lock) {
                   serversWritten.add(location.getServer());
+                  if (location.hasReplica()) {
+                    serversWritten.add(location.getReplica());
+                  }
                   acknowledged.add(
                       push.partition,
                       push.bytes,
@@ -331,22 +371,38 @@ public final class MapOutputPusher implements Closeable {
                 }
                 done(push, null);
               } else {
-                onFailure(
-                    push,
-                    location,
-                    error instanceof CompletionException ? error.getCause() : error);
+                // a failed primary decides; a replica alone failing moves the replica
+                boolean replicaOnly = primaryError == null;
+                onFailure(push, location, replicaOnly ? replicaError : primaryError, replicaOnly);
               }
             });
+  }
+
+  private static Throwable failureOf(CompletableFuture<?> f) {
+    if (!f.isCompletedExceptionally()) {
+      return null;
+    }
+    try {
+      f.join();
+      return null;
+    } catch (CompletionException e) {
+      return e.getCause() != null ? e.getCause() : e;
+    } catch (RuntimeException e) {
+      return e;
+    }
   }
 
   /**
    * Decides what a failed push does next, by status: CONGESTED waits (jittered, capped backoff) and
    * retries the same location for as long as {@code sluice.push.timeout}; HARD_SPLIT moves the
-   * partition at once; a failed connection or INTERNAL_ERROR retries twice, then moves; after
-   * {@code sluice.push.maxRetries} failures that are not congestion, or on any other status, the
-   * map task fails.
+   * partition at once; a failed connection or INTERNAL_ERROR retries twice, then reports the server
+   * failed (the coordinator moves every partition it held, in one round); after {@code
+   * sluice.push.maxRetries} failures that are not congestion, or on any other status, the map task
+   * fails. {@code replicaFailed}: the location's replica failed, its primary took the batch. No
+   * thread waits: the retry and the coordinator's answer run as callbacks.
    */
-  private void onFailure(PendingPush push, PartitionLocation location, Throwable cause) {
+  private void onFailure(
+      PendingPush push, PartitionLocation location, Throwable cause, boolean replicaFailed) {
     Status status = cause instanceof StatusException ? ((StatusException) cause).status() : null;
     boolean congested = status == Status.CONGESTED;
     boolean transientFailure = status == null || status == Status.INTERNAL_ERROR;
@@ -361,6 +417,7 @@ public final class MapOutputPusher implements Closeable {
         !(congested || transientFailure || moveOn)
             || push.failures > context.conf().maxRetries()
             || congestedNanos > TimeUnit.MILLISECONDS.toNanos(context.conf().pushTimeoutMillis());
+    ServerAddress failedServer = replicaFailed ? location.getReplica() : location.getServer();
     if (giveUp) {
       done(
           push,
@@ -368,7 +425,8 @@ public final class MapOutputPusher implements Closeable {
               "Push of "
                   + describe(push.partition)
                   + " to "
-                  + ClientContext.format(location.getServer())
+                  + ClientContext.format(failedServer)
+                  + (replicaFailed ? " (its replica)" : "")
                   + " failed after "
                   + (push.failures + push.congestedRetries)
                   + " attempt(s): "
@@ -379,56 +437,73 @@ public final class MapOutputPusher implements Closeable {
     long delay =
         moveOn ? 0 : backoff.delayMillis(congested ? push.congestedRetries : push.failures);
     LOG.debug(
-        "Retrying {} in {} ms after: {}", describe(push.partition), delay, cause.getMessage());
+        "Retrying {} in {} ms after {}{}: {}",
+        describe(push.partition),
+        delay,
+        ClientContext.format(failedServer),
+        replicaFailed ? " (replica)" : "",
+        cause.getMessage());
     context
         .scheduler()
         .schedule(
             () -> {
-              if (moveOn) {
-                try {
-                  revive(push.partition, location, cause.getMessage(), transientFailure);
-                } catch (RuntimeException e) {
-                  done(push, new IOException(e.getMessage(), e));
-                  return;
-                }
+              if (!moveOn || location(push.partition).getEpoch() > location.getEpoch()) {
+                send(push); // not moving, or moved already
+                return;
               }
-              send(push);
+              String reason = cause.getMessage() == null ? cause.toString() : cause.getMessage();
+              CompletableFuture<?> moving =
+                  transientFailure
+                      ? coordinator
+                          .reviveAfterServerFailureAsync(
+                              shuffleId, push.partition, location.getEpoch(), reason, replicaFailed)
+                          .thenAccept(this::relocate)
+                      : coordinator
+                          .reviveAsync(shuffleId, push.partition, location.getEpoch(), reason)
+                          .thenAccept(this::moved);
+              moving.whenComplete(
+                  (ok, error) -> {
+                    if (error == null) {
+                      send(push);
+                      return;
+                    }
+                    Throwable why = error instanceof CompletionException ? error.getCause() : error;
+                    done(
+                        push,
+                        new IOException(
+                            "Cannot move "
+                                + describe(push.partition)
+                                + " off "
+                                + ClientContext.format(failedServer)
+                                + ": "
+                                + why.getMessage(),
+                            why));
+                  });
             },
             delay,
             TimeUnit.MILLISECONDS);
   }
 
-  /**
-   * The data was taken; moving on keeps one split from growing without bound, but a failure to move
-   * only gets logged and the partition stays where it is.
-   */
-  private void reviveAfterSoftSplit(int partition, PartitionLocation location) {
-    try {
-      revive(partition, location, "soft split", false);
-    } catch (RuntimeException e) {
-      LOG.warn("{}", e.getMessage());
-    }
+  private void moved(PartitionLocation next) {
+    moved.merge(next.getPartitionId(), next, (now, n) -> n.getEpoch() > now.getEpoch() ? n : now);
   }
 
-  /** Asks the coordinator for a new location (scheduler thread). */
-  private void revive(
-      int partition, PartitionLocation failed, String reason, boolean serverFailed) {
-    if (location(partition).getEpoch() > failed.getEpoch()) {
+  /**
+   * The data was taken; moving on keeps one split from growing without bound, but a failure to move
+   * only gets logged and the partition stays where it is. Runs on the task thread, which may wait.
+   */
+  private void reviveAfterSoftSplit(int partition, PartitionLocation full) {
+    if (location(partition).getEpoch() > full.getEpoch()) {
       return;
     }
     try {
-      PartitionLocation next =
-          coordinator.revive(shuffleId, partition, failed.getEpoch(), reason, serverFailed);
-      moved.merge(partition, next, (now, n) -> n.getEpoch() > now.getEpoch() ? n : now);
-    } catch (IOException | StatusException e) {
-      throw new IllegalStateException(
-          "Cannot move "
-              + describe(partition)
-              + " off "
-              + ClientContext.format(failed.getServer())
-              + ": "
-              + e.getMessage(),
-          e);
+      moved(coordinator.reviveAsync(shuffleId, partition, full.getEpoch(), "soft split").join());
+    } catch (CompletionException e) {
+      LOG.warn(
+          "Cannot move {} off its full split on {}: {}",
+          describe(partition),
+          ClientContext.format(full.getServer()),
+          e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
     }
   }
 
