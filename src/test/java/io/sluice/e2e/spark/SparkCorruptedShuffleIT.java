@@ -127,6 +127,32 @@ class SparkCorruptedShuffleIT {
     return at;
   }
 
+  /**
+   * Cuts the last 7 bytes off the file: the end of its last batch's payload, so the file now ends
+   * inside a batch and holds fewer bytes than its commit recorded.
+   *
+   * @return the file's new length
+   */
+  private static long truncateInsideTheLastBatch(Path file) throws IOException {
+    byte[] bytes = Files.readAllBytes(file);
+    ByteBuf b = Unpooled.wrappedBuffer(bytes);
+    int last = 0;
+    for (int pos = 0;
+        pos < bytes.length;
+        pos += BatchFormat.HEADER_SIZE + BatchFormat.length(b, pos)) {
+      assertThat(BatchFormat.headerProblem(b, pos, bytes.length - pos)).isNull();
+      last = pos;
+    }
+    if (BatchFormat.length(b, last) <= 7) {
+      return -1;
+    }
+    long size = bytes.length - 7;
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+      ch.truncate(size);
+    }
+    return size;
+  }
+
   @Test
   void aCorruptedCommittedFileIsReadThroughAStageRetryWithTheBuiltinResult() throws Exception {
     runWithDamage(
@@ -139,6 +165,16 @@ class SparkCorruptedShuffleIT {
   void aFlippedBatchHeaderByteIsReadThroughAStageRetryWithTheBuiltinResult() throws Exception {
     runWithDamage(
         "a batch header bit", SparkCorruptedShuffleIT::flipAHeaderByte, m -> m.contains("CRC32C"));
+  }
+
+  @Test
+  void aTruncatedCommittedFileIsReadThroughAStageRetryWithTheBuiltinResult() throws Exception {
+    // the server checks a chunk's end against the file on disk before it sends the chunk, and
+    // answers with an error naming the file, both sizes and "truncated"
+    runWithDamage(
+        "the end of the file (truncated inside its last batch)",
+        SparkCorruptedShuffleIT::truncateInsideTheLastBatch,
+        m -> m.contains("truncated"));
   }
 
   /** Damages one committed split file; returns the offset damaged, or -1 to try the next file. */

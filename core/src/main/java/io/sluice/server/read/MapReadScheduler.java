@@ -211,6 +211,7 @@ public final class MapReadScheduler implements Closeable {
             if (sub < 0) {
               // one block larger than a read buffer: read it alone
               buf.release();
+              buf = null; // released: a failure below must not release it again
               memory.release(reserved);
               reserved = 0;
               size = s.blockSizeAtPosition();
@@ -231,7 +232,9 @@ public final class MapReadScheduler implements Closeable {
                     buf);
             break;
           } catch (IOException | RuntimeException e) {
-            buf.release();
+            if (buf != null) {
+              buf.release();
+            }
             throw e;
           }
         }

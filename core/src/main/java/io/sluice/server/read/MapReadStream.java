@@ -161,7 +161,20 @@ public final class MapReadStream {
     while (got < want) {
       int n = buf.writeBytes(data, offset + got, want - got);
       if (n < 0) {
-        throw new IOException(file.key() + " data file ends at " + (offset + got));
+        // the file on disk is shorter than its commit: report its size, not where this read
+        // started (a later segment starts past the end). A released partition's channel is
+        // closed, which reads as an end of file too: data() then fails naming the release
+        long size = file.data().size();
+        throw new IOException(
+            "its data file "
+                + file.dataPath()
+                + " ends at byte offset "
+                + size
+                + ", but its commit recorded "
+                + file.length()
+                + " bytes and the read asks for bytes up to "
+                + (offset + want)
+                + "; the file was truncated on disk");
       }
       got += n;
     }

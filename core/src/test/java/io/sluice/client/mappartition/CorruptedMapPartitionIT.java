@@ -273,6 +273,91 @@ class CorruptedMapPartitionIT {
     assertThat(read.toByteArray()).isEqualTo(before.toByteArray());
   }
 
+  /**
+   * Commits map 3 attempt 1 of shuffle {@code shuffle}: one region, three blocks of each of two
+   * subpartitions.
+   *
+   * @return its data file
+   */
+  private Path writeTwoSubpartitions(MapPartitionId id, InetSocketAddress at) throws Exception {
+    try (MapPartitionWriter w =
+        MapPartitionWriter.open(
+            cluster.context(), id, at.getHostString(), at.getPort(), 2, BLOCK)) {
+      w.startRegion(false);
+      w.write(0, ByteBuffer.wrap(bytes(0, 3 * BLOCK)));
+      w.write(1, ByteBuffer.wrap(bytes(1, 3 * BLOCK)));
+      w.finishRegion();
+      w.commit();
+    }
+    try (Stream<Path> files = Files.walk(dir)) {
+      return files
+          .filter(p -> p.getFileName().toString().equals("map-3-1.data"))
+          .filter(p -> p.getParent().getFileName().toString().equals("" + id.shuffleId()))
+          .findFirst()
+          .orElseThrow();
+    }
+  }
+
+  /**
+   * A block header whose length field claims more than its segment holds (and more than a read
+   * buffer) fails the read on the server, which names the data file, the block's offset and what
+   * the header claims. The server used to release the read buffer twice on that path, so the reader
+   * got "refCnt: 0, decrement: 1" instead.
+   */
+  @Test
+  void aBlockLengthPastItsSegmentFailsTheReadNamingTheFileAndOffset() throws Exception {
+    InetSocketAddress at = placement.place(14, 16, 16).get();
+    MapPartitionId id = new MapPartitionId(APP, 14, 3, 1);
+    Path file = writeTwoSubpartitions(id, at);
+    byte[] bytes = Files.readAllBytes(file);
+    ByteBuf blocks = Unpooled.wrappedBuffer(bytes);
+    // the first block (subpartition 0) claims 5000 payload bytes: more than the 4k read buffer
+    // and than the three blocks of its segment
+    blocks.setInt(MapBlockFormat.LENGTH_OFFSET, 5000);
+    Files.write(file, bytes);
+
+    Throwable failure = readAll(cluster, id, at, new ByteArrayOutputStream());
+
+    assertThat(failure)
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining(id.toString())
+        .hasMessageContaining("the block at byte offset 0 of " + file)
+        .hasMessageContaining("claims 5000 payload bytes")
+        .hasMessageNotContaining("refCnt");
+  }
+
+  /**
+   * A data file truncated on disk inside a block fails the read of the segment that reaches past
+   * its end, naming the file, where it ends and the length its commit recorded.
+   */
+  @Test
+  void aTruncatedDataFileFailsTheReadNamingTheFile() throws Exception {
+    InetSocketAddress at = placement.place(15, 16, 16).get();
+    MapPartitionId id = new MapPartitionId(APP, 15, 3, 1);
+    Path file = writeTwoSubpartitions(id, at);
+    long committed = Files.size(file);
+    long size = committed - BLOCK / 2; // inside the last block's payload
+    try (java.nio.channels.FileChannel ch =
+        java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.WRITE)) {
+      ch.truncate(size);
+    }
+
+    Throwable failure = readAll(cluster, id, at, new ByteArrayOutputStream());
+
+    assertThat(failure)
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining(id.toString())
+        .hasMessageContaining(
+            "its data file "
+                + file
+                + " ends at byte offset "
+                + size
+                + ", but its commit recorded "
+                + committed
+                + " bytes")
+        .hasMessageContaining("truncated");
+  }
+
   /** Reads subpartitions [0, 1] until the end or a failure; returns the failure or null. */
   private static Throwable readAll(
       TestCluster cluster, MapPartitionId id, InetSocketAddress at, ByteArrayOutputStream read)
