@@ -181,6 +181,21 @@ class ReplicationIT {
     assertComplete(readAll());
   }
 
+  /**
+   * A server stopped gracefully in the middle of the map stage (an upgrade): it commits what it
+   * holds and goes; nothing is handed over, no push fails a map, and the other copies serve.
+   */
+  @Test
+  void aServerStoppedGracefullyWhileMapsPushFailsNothing() throws Exception {
+    start(2);
+    writeMap(0);
+    cluster.server(1).close();
+    writeMap(1);
+    CommittedShuffle committed = client.committedSplits(SHUFFLE, 0, PARTITIONS, true);
+    assertThat(committed.getNumLostPartitions()).as(committed.getLostReason()).isZero();
+    assertComplete(readAll());
+  }
+
   @Test
   void withoutReplicasTheSameLossLosesPartitions() throws Exception {
     start(1);
