@@ -88,4 +88,25 @@ class ShuffleGenerationsIT {
       assertThat(cluster.server(1).registry().get(TestCluster.APP_ID, second.shuffleId())).isNull();
     }
   }
+
+  /**
+   * A map attempt that reported its end and was then discarded by the engine (its task failed after
+   * the report), and its rerun: when the readers start the commit (Spark), the stale report does
+   * not commit the generation under the rerun, whose pushes were refused STAGE_ENDED before.
+   */
+  @Test
+  void aStaleMapEndDoesNotCommitUnderItsRerunWhenReadersStartTheCommit() throws Exception {
+    try (TestCluster cluster = TestCluster.start(tmp, 2)) {
+      cluster.coordinator().commitWhenReadersAsk();
+      cluster.coordinator().registerShuffle(7, 2, 2);
+      PartitionLocations gen = cluster.coordinatorClient().openGeneration(7);
+      write(cluster, gen, 0, 0);
+      write(cluster, gen, 1, 0); // reported its end; the engine then discards this attempt
+      write(cluster, gen, 1, 1); // the rerun pushes to the same generation
+      assertThat(cluster.coordinatorClient().openGeneration(7).shuffleId())
+          .as("the generation is still open")
+          .isEqualTo(gen.shuffleId());
+      assertThat(read(cluster, gen.shuffleId(), true)).isEqualTo(20);
+    }
+  }
 }

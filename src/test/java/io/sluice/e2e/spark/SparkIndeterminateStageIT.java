@@ -38,12 +38,13 @@ import org.junit.jupiter.api.io.TempDir;
  * over an unordered shuffle read) wrote its shuffle; the first task of stage B to start damages all
  * of A's committed output before it reads (once, on B's first attempt; a marker file makes it once
  * across tasks and executor JVMs), so B's reads fail with {@code FetchFailed}. Spark then rolls
- * back: it reruns the whole of stage A (every partition, not only the lost ones, since a new
- * attempt of an indeterminate stage may send other records to each partition) and B after it. The
- * result must be every number read once, as on the built-in shuffle with the same failure (its map
- * output files of A deleted). Stage A's attempts do send other numbers to each partition (see
- * {@link Jobs#indeterminateStageRerun}), so a read mixing A's attempts, or B's, shows in the
- * result.
+ * back (on Sluice the claimer waits for the commit that the other tasks' reads start, so they may
+ * read A's output before the damage; the claimer's own read fails either way): it reruns the whole
+ * of stage A (every partition, not only the lost ones, since a new attempt of an indeterminate
+ * stage may send other records to each partition) and B after it. The result must be every number
+ * read once, as on the built-in shuffle with the same failure (its map output files of A deleted).
+ * Stage A's attempts do send other numbers to each partition (see {@link
+ * Jobs#indeterminateStageRerun}), so a read mixing A's attempts, or B's, shows in the result.
  */
 class SparkIndeterminateStageIT {
   private static final Duration BOUND = Duration.ofSeconds(90);
@@ -65,6 +66,50 @@ class SparkIndeterminateStageIT {
         Thread.sleep(10);
       }
       return false;
+    }
+  }
+
+  /**
+   * Claims the one damage of a run without making the others wait: on Sluice the commit of A's
+   * shuffle starts when B's readers ask for it, so the other tasks must go on and read while the
+   * claimer waits for the committed files ({@link #awaitCommitted}).
+   */
+  private static boolean claimAlone(String marker) throws IOException {
+    try {
+      Files.createFile(Path.of(marker));
+      return true;
+    } catch (FileAlreadyExistsException e) {
+      return false;
+    }
+  }
+
+  /**
+   * The committed split files of shuffle {@code shuffleId} of {@code appId} under {@code root},
+   * once the commit that B's first readers started has renamed every one (bounded: 60 s).
+   */
+  private static List<Path> awaitCommitted(String root, String appId, int shuffleId)
+      throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (true) {
+      List<Path> committed = new ArrayList<>();
+      boolean inProgress = false;
+      try (Stream<Path> files = Files.walk(Path.of(root))) {
+        for (Path f : files.collect(Collectors.toList())) {
+          String name = f.getFileName().toString();
+          if (f.getParent().getFileName().toString().equals(Integer.toString(shuffleId))
+              && f.toString().contains(appId)) {
+            if (name.matches("\\d+-\\d+\\.data")) {
+              committed.add(f);
+            } else if (name.endsWith(".inprogress")) {
+              inProgress = true;
+            }
+          }
+        }
+      }
+      if ((!committed.isEmpty() && !inProgress) || System.nanoTime() > deadline) {
+        return committed;
+      }
+      Thread.sleep(10);
     }
   }
 
@@ -103,22 +148,17 @@ class SparkIndeterminateStageIT {
   private static Jobs.TaskHook damageSluiceOutput(
       String root, String appId, int shuffleId, String marker) {
     return task -> {
-      if (task.stageAttemptNumber() != 0 || !claim(marker)) {
+      if (task.stageAttemptNumber() != 0 || !claimAlone(marker)) {
         return;
       }
       List<String> damaged = new ArrayList<>();
-      try (Stream<Path> files = Files.walk(Path.of(root))) {
-        for (Path f : files.collect(Collectors.toList())) {
-          if (f.getFileName().toString().matches("\\d+-\\d+\\.data")
-              && f.getParent().getFileName().toString().equals(Integer.toString(shuffleId))
-              && f.toString().contains(appId)
-              && Files.size(f) > 16) {
-            byte[] bytes = Files.readAllBytes(f);
-            try (FileChannel ch = FileChannel.open(f, StandardOpenOption.WRITE)) {
-              ch.write(ByteBuffer.wrap(new byte[] {(byte) (bytes[15] ^ 1)}), 15);
-            }
-            damaged.add(f.toString());
+      for (Path f : awaitCommitted(root, appId, shuffleId)) {
+        if (Files.size(f) > 16) {
+          byte[] bytes = Files.readAllBytes(f);
+          try (FileChannel ch = FileChannel.open(f, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(new byte[] {(byte) (bytes[15] ^ 1)}), 15);
           }
+          damaged.add(f.toString());
         }
       }
       done(marker, damaged);

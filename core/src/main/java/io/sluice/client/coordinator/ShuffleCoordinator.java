@@ -79,6 +79,7 @@ public final class ShuffleCoordinator implements Closeable {
   private final ServerExclusions exclusions;
   private final Set<ServerAddress> registeredServers = ConcurrentHashMap.newKeySet();
   private final PartitionMoves moves;
+  private volatile boolean commitOnLastMapEnd = true;
   private final ShuffleGenerations generations = new ShuffleGenerations();
   private final Object generationLock = new Object();
   private final TransportServer endpoint;
@@ -338,9 +339,23 @@ public final class ShuffleCoordinator implements Closeable {
     if (moreRecords) {
       return;
     }
-    if (s.mapperEnded(mapIndex, attempt, serversWritten)) {
+    if (s.mapperEnded(mapIndex, attempt, serversWritten) && commitOnLastMapEnd) {
       commit(shuffleId);
     }
+  }
+
+  /**
+   * Leaves the start of each commit to the shuffle's readers ({@link #awaitCommit} with {@code
+   * commitNow}, which an engine's reader sends once its scheduler has the map stage complete)
+   * instead of starting it when every map reported an end. For an engine whose scheduler, not the
+   * first report of each map, decides which attempts count: in Spark a map task reports its end and
+   * can still fail or be discarded (a barrier stage failed after the barrier, an executor lost),
+   * and its rerun then pushes to the same generation; a commit started by the stale report would
+   * refuse the rerun's pushes (STAGE_ENDED), failing the task and, in a barrier stage, the whole
+   * attempt.
+   */
+  public void commitWhenReadersAsk() {
+    commitOnLastMapEnd = false;
   }
 
   /**

@@ -89,6 +89,8 @@ public class SluiceShuffleManager extends SortShuffleManager {
         coordinator =
             new ShuffleCoordinator(
                 appId, servers, clients.context(), SparkSluiceConf.driverBindAddress(conf));
+        // Spark's scheduler decides when a map stage is complete; its reducers start the commit
+        coordinator.commitWhenReadersAsk();
         for (String earlier : attempt.earlierAppIds()) {
           coordinator.releaseApplication(earlier);
         }
