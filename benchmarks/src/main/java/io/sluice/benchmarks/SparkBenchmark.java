@@ -70,6 +70,14 @@ final class SparkBenchmark {
                 + " once without and once with them, and the report adds their job-time ratio")
     String checksums = "on";
 
+    @Parameter(
+        names = "--replication",
+        description =
+            "sluice.replication.factor of the Sluice run: 1, 2 (a replica of every split on the"
+                + " second server), or both: Sluice runs with 1, then with 2, and the report adds"
+                + " their job-time ratio. With 2 or both the benchmark starts two servers")
+    String replication = "1";
+
     @Parameter(names = "--executor-memory", description = "Heap of each of the two executors")
     String executorMemory = "2g";
 
@@ -99,6 +107,23 @@ final class SparkBenchmark {
               + ": --checksums must be on, off or both, not '"
               + options.checksums
               + "'");
+      return 2;
+    }
+    options.replication = options.replication.trim().toLowerCase(Locale.ROOT);
+    if (!List.of("1", "2", "both").contains(options.replication)) {
+      err.println(
+          "shuffle-bench "
+              + NAME
+              + ": --replication must be 1, 2 or both, not '"
+              + options.replication
+              + "'");
+      return 2;
+    }
+    if (options.replication.equals("both") && options.checksums.equals("both")) {
+      err.println(
+          "shuffle-bench "
+              + NAME
+              + ": --replication both and --checksums both each add a run; use one at a time");
       return 2;
     }
     try {
@@ -140,8 +165,10 @@ final class SparkBenchmark {
   static final class SparkBenchmarkRun {
     private static final int BUILTIN = 0;
     private static final int SLUICE = 1;
-    private static final int WITHOUT_CHECKSUMS = 2;
-    private static final String[] MODES = {"built-in", "sluice", "sluice without checksums"};
+    // the second Sluice run: without checksums (--checksums both) or with factor 1 (--replication
+    // both)
+    private static final int OTHER = 2;
+    private final String[] modes = {"built-in", "sluice", "sluice"};
 
     private final Options options;
     private final PrintStream out;
@@ -179,31 +206,39 @@ final class SparkBenchmark {
         seconds.put(w.name(), new double[3]);
         signatures.put(w.name(), new String[3]);
       }
-      // columns: BUILTIN, SLUICE (checksums as --checksums says; on for "both"), and for "both"
-      // also WITHOUT_CHECKSUMS
+      // columns: BUILTIN, SLUICE (as --checksums and --replication say; checksums on and factor
+      // 2 for "both"), and for "both" also OTHER
       SparkSession builtin = session("shuffle-bench-builtin", Map.of());
       try {
         measure(builtin, workloads, BUILTIN, seconds, signatures, notes);
       } finally {
         builtin.stop();
       }
-      boolean both = options.checksums.equals("both");
-      try (ShuffleServer server = startServer(dir)) {
-        if (both) {
-          measureSluice(server, false, workloads, WITHOUT_CHECKSUMS, seconds, signatures, notes);
+      boolean checksumsBoth = options.checksums.equals("both");
+      boolean replicationBoth = options.replication.equals("both");
+      // the extra column: without checksums, or with factor 1 when the main run has factor 2
+      boolean both = checksumsBoth || replicationBoth;
+      boolean checksums = !options.checksums.equals("off");
+      int factor = options.replication.equals("1") ? 1 : 2;
+      List<ShuffleServer> servers = new ArrayList<>();
+      try {
+        for (int i = 0; i < (factor > 1 ? 2 : 1); i++) {
+          servers.add(startServer(dir.resolve("server" + i)));
         }
-        measureSluice(
-            server,
-            !options.checksums.equals("off"),
-            workloads,
-            SLUICE,
-            seconds,
-            signatures,
-            notes);
+        if (checksumsBoth) {
+          measureSluice(servers, false, 1, workloads, OTHER, seconds, signatures, notes);
+        } else if (replicationBoth) {
+          measureSluice(servers, checksums, 1, workloads, OTHER, seconds, signatures, notes);
+        }
+        measureSluice(servers, checksums, factor, workloads, SLUICE, seconds, signatures, notes);
+      } finally {
+        for (ShuffleServer server : servers) {
+          server.close();
+        }
       }
       report(workloads, seconds, signatures, notes, both);
       for (String[] s : signatures.values()) {
-        if (!s[BUILTIN].equals(s[SLUICE]) || (both && !s[BUILTIN].equals(s[WITHOUT_CHECKSUMS]))) {
+        if (!s[BUILTIN].equals(s[SLUICE]) || (both && !s[BUILTIN].equals(s[OTHER]))) {
           return 1;
         }
       }
@@ -211,8 +246,9 @@ final class SparkBenchmark {
     }
 
     private void measureSluice(
-        ShuffleServer server,
+        List<ShuffleServer> servers,
         boolean checksums,
+        int replicationFactor,
         List<SparkWorkloads.Workload> workloads,
         int column,
         Map<String, double[]> seconds,
@@ -223,14 +259,22 @@ final class SparkBenchmark {
       conf.put(
           "spark.shuffle.sort.io.plugin.class",
           "org.apache.spark.shuffle.sluice.SluiceShuffleDataIO");
-      conf.put("spark.sluice.servers", "127.0.0.1:" + server.port());
+      List<String> addresses = new ArrayList<>();
+      for (ShuffleServer server : servers) {
+        addresses.add("127.0.0.1:" + server.port());
+      }
+      conf.put("spark.sluice.servers", String.join(",", addresses));
+      conf.put("spark.sluice.replication.factor", "" + replicationFactor);
+      modes[column] =
+          "sluice"
+              + (checksums ? "" : " without checksums")
+              + (replicationFactor > 1 ? " with replicas" : "");
       if (!checksums) {
         // the executors push and read; the switch is a system property of their JVMs
         conf.put(
             "spark.executor.extraJavaOptions", "-D" + ChecksumBenchmarkSwitch.PROPERTY + "=true");
       }
-      SparkSession sluice =
-          session(checksums ? "shuffle-bench-sluice" : "shuffle-bench-sluice-no-checksums", conf);
+      SparkSession sluice = session("shuffle-bench-" + modes[column].replace(' ', '-'), conf);
       try {
         measure(sluice, workloads, column, seconds, signatures, notes);
       } finally {
@@ -245,7 +289,7 @@ final class SparkBenchmark {
         Map<String, double[]> seconds,
         Map<String, String[]> signatures,
         Map<String, String> notes) {
-      String mode = MODES[column];
+      String mode = modes[column];
       for (SparkWorkloads.Workload w : workloads) {
         out.println("# " + w.name() + " (" + w.describe() + ") on " + mode + ": warm-up");
         w.run(spark);
@@ -294,6 +338,7 @@ final class SparkBenchmark {
     }
 
     private static ShuffleServer startServer(Path dir) throws IOException {
+      Files.createDirectories(dir);
       SluiceConf conf =
           SluiceConf.of(
               Map.of(
@@ -323,8 +368,8 @@ final class SparkBenchmark {
           "built-in s",
           "sluice s",
           "ratio",
-          "no-checksum s",
-          "cksum cost",
+          options.replication.equals("both") ? "factor-1 s" : "no-checksum s",
+          options.replication.equals("both") ? "repl cost" : "cksum cost",
           "equal",
           "notes");
       List<String> json = new ArrayList<>();
@@ -334,12 +379,11 @@ final class SparkBenchmark {
         double[] s = seconds.get(w.name());
         String[] sig = signatures.get(w.name());
         boolean equal =
-            sig[BUILTIN].equals(sig[SLUICE])
-                && (!both || sig[BUILTIN].equals(sig[WITHOUT_CHECKSUMS]));
+            sig[BUILTIN].equals(sig[SLUICE]) && (!both || sig[BUILTIN].equals(sig[OTHER]));
         double ratio = s[SLUICE] / s[BUILTIN];
-        double cost = both ? s[SLUICE] / s[WITHOUT_CHECKSUMS] : Double.NaN;
+        double cost = both ? s[SLUICE] / s[OTHER] : Double.NaN;
         totalOn += s[SLUICE];
-        totalOff += s[WITHOUT_CHECKSUMS];
+        totalOff += s[OTHER];
         String note = notes.getOrDefault(w.name(), "");
         out.printf(
             Locale.ROOT,
@@ -348,7 +392,7 @@ final class SparkBenchmark {
             s[BUILTIN],
             s[SLUICE],
             ratio,
-            both ? String.format(Locale.ROOT, "%.2f", s[WITHOUT_CHECKSUMS]) : "-",
+            both ? String.format(Locale.ROOT, "%.2f", s[OTHER]) : "-",
             both ? String.format(Locale.ROOT, "%.3f", cost) : "-",
             equal,
             note);
@@ -362,9 +406,13 @@ final class SparkBenchmark {
                 + ",\"ratio\":"
                 + Json.num(ratio)
                 + (both
-                    ? ",\"withoutChecksumsSeconds\":"
-                        + Json.num(s[WITHOUT_CHECKSUMS])
-                        + ",\"checksumJobTimeRatio\":"
+                    ? ",\""
+                        + otherName()
+                        + "Seconds\":"
+                        + Json.num(s[OTHER])
+                        + ",\""
+                        + ratioName()
+                        + "\":"
                         + Json.num(cost)
                     : "")
                 + ",\"resultsEqual\":"
@@ -385,10 +433,22 @@ final class SparkBenchmark {
               + Runtime.getRuntime().availableProcessors()
               + ",\"checksums\":"
               + Json.str(options.checksums)
-              + (both ? ",\"checksumJobTimeRatio\":" + Json.num(totalOn / totalOff) : "")
+              + ",\"replication\":"
+              + Json.str(options.replication)
+              + (both ? ",\"" + ratioName() + "\":" + Json.num(totalOn / totalOff) : "")
               + ",\"workloads\":["
               + String.join(",", json)
               + "]}");
+    }
+
+    /** The JSON name of the second Sluice run's time. */
+    private String otherName() {
+      return options.replication.equals("both") ? "factor1" : "withoutChecksums";
+    }
+
+    /** The JSON name of the main run's time over the second one's. */
+    private String ratioName() {
+      return options.replication.equals("both") ? "replicationRatio" : "checksumJobTimeRatio";
     }
   }
 }

@@ -47,7 +47,13 @@ public final class BlackHoleProxy implements AutoCloseable {
         if (blackHole) {
           continue; // held open, never read
         }
-        Socket upstream = new Socket(target.getAddress(), target.getPort());
+        Socket upstream;
+        try {
+          upstream = new Socket(target.getAddress(), target.getPort());
+        } catch (IOException e) {
+          client.close(); // the target is gone: so is the connection, as it would be
+          continue;
+        }
         sockets.add(upstream);
         pump(client, upstream);
         pump(upstream, client);

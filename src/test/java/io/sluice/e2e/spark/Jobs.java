@@ -200,9 +200,18 @@ final class Jobs {
   }
 
   /**
-   * A barrier map stage whose first attempt fails after every task passed the barrier (task 0
-   * throws; task 1 may already have pushed and reported its whole output): Spark drops the stage
-   * attempt's map outputs and reruns every task, so only the second attempt's data may count.
+   * A barrier map stage whose first attempt fails after every task passed the barrier: Spark drops
+   * the attempt's map outputs and reruns every task, so only the second attempt's data may count.
+   * The first attempt writes other numbers than the second (their negation), so a read of any of
+   * its output changes the result; task 0 fails halfway through its output (after some batches were
+   * pushed), every other task after its whole output was pushed and reported.
+   *
+   * <p>Every task of the failed attempt fails, none succeeds: Spark 3.5's DAGScheduler registers
+   * the map output of a task of a failed barrier attempt that succeeds after the failure was
+   * handled (SPARK-59094), so the rerun is a barrier task set of the missing partitions only, and
+   * its {@code barrier()} waits for all the stage's partitions, that is forever. With one task
+   * failing and the other succeeding, the job hung that way about once in five runs, on the
+   * built-in shuffle too.
    */
   static List<String> barrierStageRetry(SparkSession spark) {
     RDD<Integer> input = jsc(spark).parallelize(range(10_000), 2).rdd();
@@ -210,14 +219,18 @@ final class Jobs {
         input.barrier().mapPartitions(new FailFirstBarrierAttempt(), false, INTEGER);
     JavaPairRDD<Integer, Long> sums =
         JavaRDD.fromRDD(barriered, INTEGER)
-            .mapToPair(i -> new Tuple2<>(i % 71, (long) i))
+            .mapToPair(i -> new Tuple2<>(Math.floorMod(i, 71), (long) i))
             .reduceByKey(Long::sum, 3);
     return sorted(strings(sums.collect()));
   }
 
-  private static final ClassTag<Integer> INTEGER = ClassTag$.MODULE$.apply(Integer.class);
+  static final ClassTag<Integer> INTEGER = ClassTag$.MODULE$.apply(Integer.class);
 
-  /** The barrier stage's tasks: all meet at the barrier, then task 0 of attempt 0 fails. */
+  /**
+   * The barrier stage's tasks: all meet at the barrier; in stage attempt 0 every task then fails,
+   * task 0 halfway through its output, the others after their whole output (a completion listener
+   * throws), and the numbers they write are negated.
+   */
   private static final class FailFirstBarrierAttempt
       extends AbstractFunction1<
           scala.collection.Iterator<Integer>, scala.collection.Iterator<Integer>>
@@ -230,10 +243,130 @@ final class Jobs {
       List<Integer> all = new ArrayList<>();
       JavaConverters.asJavaIterator(it).forEachRemaining(all::add);
       task.barrier();
-      if (task.stageAttemptNumber() == 0 && task.partitionId() == 0) {
-        throw new IllegalStateException("injected failure of a barrier task");
+      if (task.stageAttemptNumber() > 0) {
+        return JavaConverters.asScalaIterator(all.iterator());
       }
-      return JavaConverters.asScalaIterator(all.iterator());
+      List<Integer> negated = all.stream().map(i -> -i).collect(Collectors.toList());
+      if (task.partitionId() == 0) {
+        List<Integer> half = new ArrayList<>(negated.subList(0, negated.size() / 2));
+        return JavaConverters.asScalaIterator(new FailingIterator<>(half.iterator()));
+      }
+      task.addTaskCompletionListener(
+          (TaskCompletionListener)
+              ctx -> {
+                throw new IllegalStateException("injected failure of a barrier task");
+              });
+      return JavaConverters.asScalaIterator(negated.iterator());
+    }
+  }
+
+  /**
+   * Three shuffles: numbers hash-partitioned ({@code partitionBy}, read back in no defined order),
+   * then {@code repartition(4)}, whose round-robin map stage over that unordered input Spark marks
+   * INDETERMINATE (stage A); stage B reads A's shuffle and sums by key into a third shuffle, which
+   * the result stage reads. Stage A puts its input in an order that depends on its stage attempt,
+   * as an indeterminate stage may, so each attempt sends other numbers to each partition: a reader
+   * mixing attempts loses or doubles numbers. Stage B runs a hook in each task before it reads A's
+   * output, to make that read fail.
+   */
+  static final class IndeterminateStageRerun {
+    private final JavaRDD<Integer> stageA;
+
+    /** The shuffles' ids (Spark numbers them as it first asks an RDD for its dependencies). */
+    final int inputShuffle;
+
+    final int stageAShuffle;
+
+    IndeterminateStageRerun(SparkSession spark) {
+      JavaRDD<Integer> unordered =
+          jsc(spark)
+              .parallelize(range(12_000), 3)
+              .mapToPair(i -> new Tuple2<>(i % 10, i))
+              .partitionBy(new org.apache.spark.HashPartitioner(3))
+              .values();
+      stageA =
+          unordered
+              .mapPartitions(
+                  it -> {
+                    List<Integer> all = new ArrayList<>();
+                    it.forEachRemaining(all::add);
+                    Collections.rotate(all, 1 + 7 * TaskContext.get().stageAttemptNumber());
+                    return all.iterator();
+                  })
+              .repartition(4);
+      inputShuffle = shuffleId(unordered.rdd());
+      stageAShuffle = shuffleId(stageA.rdd());
+    }
+
+    /** Runs the job, {@code beforeRead} in each task of stage B before it reads. */
+    List<String> run(TaskHook beforeRead) {
+      RDD<Integer> hooked = new BeforeRead<>(stageA.rdd(), beforeRead, INTEGER);
+      JavaPairRDD<Integer, Long> sums =
+          JavaRDD.fromRDD(hooked, INTEGER)
+              .mapToPair(i -> new Tuple2<>(i % 61, (long) i))
+              .reduceByKey(Long::sum, 3);
+      return sorted(strings(sums.collect()));
+    }
+  }
+
+  /** The id of the nearest shuffle {@code rdd} reads, through its narrow dependencies. */
+  static int shuffleId(RDD<?> rdd) {
+    for (org.apache.spark.Dependency<?> dep : JavaConverters.seqAsJavaList(rdd.dependencies())) {
+      if (dep instanceof org.apache.spark.ShuffleDependency) {
+        return ((org.apache.spark.ShuffleDependency<?, ?, ?>) dep).shuffleId();
+      }
+      int id = shuffleId(dep.rdd());
+      if (id >= 0) {
+        return id;
+      }
+    }
+    return -1;
+  }
+
+  /** What {@link IndeterminateStageRerun} returns when each number is read once. */
+  static List<String> indeterminateStageRerunResult() {
+    long[] sums = new long[61];
+    for (int i = 0; i < 12_000; i++) {
+      sums[i % 61] += i;
+    }
+    List<String> rows = new ArrayList<>();
+    for (int k = 0; k < 61; k++) {
+      rows.add(new Tuple2<>(k, sums[k]).toString());
+    }
+    return sorted(rows);
+  }
+
+  /** Code a task runs. */
+  interface TaskHook extends Serializable {
+    void run(TaskContext task) throws Exception;
+  }
+
+  /** Its parent, with {@code hook} run in each task before the parent's iterator is made. */
+  static final class BeforeRead<T> extends RDD<T> {
+    private static final long serialVersionUID = 1L;
+    private final TaskHook hook;
+    private final ClassTag<T> tag;
+
+    BeforeRead(RDD<T> parent, TaskHook hook, ClassTag<T> tag) {
+      super(parent, tag);
+      this.hook = hook;
+      this.tag = tag;
+    }
+
+    @Override
+    public scala.collection.Iterator<T> compute(
+        org.apache.spark.Partition split, TaskContext context) {
+      try {
+        hook.run(context);
+      } catch (Exception e) {
+        throw new IllegalStateException("the hook before the read failed", e);
+      }
+      return firstParent(tag).iterator(split, context);
+    }
+
+    @Override
+    public org.apache.spark.Partition[] getPartitions() {
+      return firstParent(tag).partitions();
     }
   }
 }

@@ -1,8 +1,11 @@
 package io.sluice.e2e.spark;
 
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.FetchFailed;
 import org.apache.spark.Success$;
+import org.apache.spark.TaskFailedReason;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerStageCompleted;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
@@ -16,6 +19,9 @@ final class TaskFailureCounter extends SparkListener {
   final AtomicInteger retriedStages = new AtomicInteger();
   final AtomicInteger shuffleMapTasks = new AtomicInteger();
 
+  /** "stage 1.0 partition 2: reason" for each task that did not succeed. */
+  final List<String> failures = new CopyOnWriteArrayList<>();
+
   @Override
   public void onTaskEnd(SparkListenerTaskEnd end) {
     if (end.taskType().equals("ShuffleMapTask")) {
@@ -25,6 +31,19 @@ final class TaskFailureCounter extends SparkListener {
       return;
     }
     failedTasks.incrementAndGet();
+    String reason =
+        end.reason() instanceof TaskFailedReason
+            ? ((TaskFailedReason) end.reason()).toErrorString()
+            : end.reason().toString();
+    failures.add(
+        "stage "
+            + end.stageId()
+            + "."
+            + end.stageAttemptId()
+            + " partition "
+            + end.taskInfo().partitionId()
+            + ": "
+            + reason);
     if (end.reason() instanceof FetchFailed) {
       fetchFailures.incrementAndGet();
     }
@@ -42,5 +61,6 @@ final class TaskFailureCounter extends SparkListener {
     fetchFailures.set(0);
     retriedStages.set(0);
     shuffleMapTasks.set(0);
+    failures.clear();
   }
 }

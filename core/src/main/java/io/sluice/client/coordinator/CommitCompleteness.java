@@ -3,7 +3,9 @@ package io.sluice.client.coordinator;
 import io.sluice.protocol.IndexRanges;
 import io.sluice.protocol.proto.CommittedSplit;
 import java.util.BitSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The coordinator's check that a commit returned everything writers were promised: a server
@@ -27,19 +29,34 @@ final class CommitCompleteness {
   private CommitCompleteness() {}
 
   /**
+   * Per partition, the bytes its committed splits hold: for each (partition, epoch) the longest of
+   * its copies (two with sluice.replication.factor 2; each holds every acknowledged batch of that
+   * epoch), summed over epochs.
+   */
+  private static long[] committedBytes(List<CommittedSplit> splits, int numPartitions) {
+    Map<Long, Long> longestCopy = new HashMap<>();
+    for (CommittedSplit s : splits) {
+      int p = s.getPartitionId();
+      if (p >= 0 && p < numPartitions) {
+        long key = ((long) p << 32) | (s.getEpoch() & 0xFFFFFFFFL);
+        longestCopy.merge(key, s.getLength(), Math::max);
+      }
+    }
+    long[] committed = new long[numPartitions];
+    for (Map.Entry<Long, Long> e : longestCopy.entrySet()) {
+      committed[(int) (e.getKey() >>> 32)] += e.getValue();
+    }
+    return committed;
+  }
+
+  /**
    * Adds to {@code lost} every partition not already in it whose committed splits hold fewer bytes
    * than {@code acknowledged} says.
    *
    * @return why, naming the first partitions and their bytes; empty when none is short
    */
   static String check(List<CommittedSplit> splits, long[] acknowledged, BitSet lost) {
-    long[] committed = new long[acknowledged.length];
-    for (CommittedSplit s : splits) {
-      int p = s.getPartitionId();
-      if (p >= 0 && p < committed.length) {
-        committed[p] += s.getLength();
-      }
-    }
+    long[] committed = committedBytes(splits, acknowledged.length);
     BitSet shortOf = new BitSet();
     StringBuilder named = new StringBuilder();
     for (int p = 0; p < acknowledged.length; p++) {

@@ -367,6 +367,7 @@ public final class ShuffleCoordinator implements Closeable {
               List<CommittedSplit> splits = new ArrayList<>();
               BitSet lost = new BitSet();
               StringBuilder reasons = new StringBuilder();
+              StringBuilder failedCommits = new StringBuilder();
               for (int i = 0; i < targets.size(); i++) {
                 try {
                   splits.addAll(results.get(i).join());
@@ -378,6 +379,22 @@ public final class ShuffleCoordinator implements Closeable {
                         Ids.shuffle(appId, shuffleId),
                         ClientContext.format(targets.get(i)),
                         failure.getMessage());
+                    continue;
+                  }
+                  if (s.replicationFactor() > 1) {
+                    // its partitions' other copies decide: CommitCompleteness below counts
+                    // what the servers that committed hold
+                    LOG.warn(
+                        "Commit of {} failed on {}; the other copies of its splits are read: {}",
+                        Ids.shuffle(appId, shuffleId),
+                        ClientContext.format(targets.get(i)),
+                        failure.getMessage());
+                    failedCommits
+                        .append(ClientContext.format(targets.get(i)))
+                        .append(": ")
+                        .append(
+                            failure.getCause() == null ? failure : failure.getCause().getMessage())
+                        .append("; ");
                     continue;
                   }
                   lost.or(s.partitionsOn(targets.get(i)));
@@ -393,7 +410,7 @@ public final class ShuffleCoordinator implements Closeable {
                   CommitCompleteness.check(
                       splits, s.records().acknowledgedBytes(s.numPartitions()), lost);
               if (!shortOf.isEmpty()) {
-                reasons.append(shortOf).append("; ");
+                reasons.append(shortOf).append("; ").append(failedCommits);
               }
               if (!lost.isEmpty()) {
                 LOG.error(

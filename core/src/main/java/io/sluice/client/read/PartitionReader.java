@@ -22,12 +22,14 @@ import io.sluice.protocol.proto.MapRecords;
 import io.sluice.protocol.proto.OpenStream;
 import io.sluice.protocol.proto.ReportChecksumFailure;
 import io.sluice.protocol.proto.Response;
+import io.sluice.protocol.proto.ServerAddress;
 import io.sluice.protocol.proto.StreamHandle;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
@@ -35,6 +37,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Reads the committed data of partitions [start, end) of a shuffle for maps [startMapIndex,
@@ -58,16 +62,26 @@ import java.util.concurrent.TimeoutException;
  * (deleted from a file, lost in a commit that looked complete), duplicated under a fresh id or
  * carrying another attempt's data fails the read like a checksum failure, naming the application,
  * shuffle, partition, map, attempt, the splits (server and file) and both records. Maps whose
- * winner reported no records (a writer that does not count) are read unchecked. Not thread safe;
- * close it to release fetched chunks.
+ * winner reported no records (a writer that does not count) are read unchecked.
+ *
+ * <p>Replicas: a split with two committed copies (sluice.replication.factor 2) is read from one of
+ * them (readers of different partitions start on different copies); when that copy fails, at
+ * opening, mid-stream or on a batch that fails its check, the reader reads the other copy from its
+ * start, and the filter drops the batches it handed out already, so nothing is skipped or
+ * duplicated. An error is thrown only when every copy failed. Not thread safe; close it to release
+ * fetched chunks.
  */
 public final class PartitionReader implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionReader.class);
   private final ClientContext context;
   private final String appId;
   private final int shuffleId;
   private final BatchCodec codec;
   private final BatchFilter filter;
-  private final Deque<CommittedSplit> splits = new ArrayDeque<>();
+  // per (partition, epoch) to read, its copies in the order to try them (one, or two replicas)
+  private final Deque<List<CommittedSplit>> splits = new ArrayDeque<>();
+  // the copies of the split being read not tried yet: where a failure of this one goes next
+  private final Deque<CommittedSplit> otherCopies = new ArrayDeque<>();
   private final int prefetch;
   private final int startMapIndex;
   private final int endMapIndex;
@@ -76,6 +90,8 @@ public final class PartitionReader implements Closeable {
 
   // the split being read; a stream lives on the connection that opened it
   private CommittedSplit split;
+  // the copy of the current split last opened (it stays set when its opening failed)
+  private CommittedSplit copy;
   private TransportClient connection;
   private long streamId;
   private int numChunks;
@@ -146,12 +162,42 @@ public final class PartitionReader implements Closeable {
       }
     }
     readSplits.addAll(wanted);
+    List<List<CommittedSplit>> groups = copiesOfEachSplit(wanted);
     // A map-range read makes the server sort each split the first time; readers of different
     // ranges start at different splits, so they do not all queue on the same sort.
-    int rotation = wanted.isEmpty() ? 0 : Math.floorMod(startMapIndex, wanted.size());
-    for (int i = 0; i < wanted.size(); i++) {
-      splits.add(wanted.get((i + rotation) % wanted.size()));
+    int rotation = groups.isEmpty() ? 0 : Math.floorMod(startMapIndex, groups.size());
+    for (int i = 0; i < groups.size(); i++) {
+      splits.add(groups.get((i + rotation) % groups.size()));
     }
+  }
+
+  /**
+   * Groups the copies of each (partition, epoch) (two with sluice.replication.factor 2, on two
+   * servers), ordered so that readers of different partitions and map ranges start on different
+   * copies: the reads of a replicated shuffle spread over both servers.
+   */
+  private List<List<CommittedSplit>> copiesOfEachSplit(List<CommittedSplit> ordered) {
+    List<List<CommittedSplit>> groups = new ArrayList<>();
+    for (CommittedSplit s : ordered) {
+      List<CommittedSplit> last = groups.isEmpty() ? null : groups.get(groups.size() - 1);
+      if (last != null
+          && last.get(0).getPartitionId() == s.getPartitionId()
+          && last.get(0).getEpoch() == s.getEpoch()) {
+        last.add(s);
+      } else {
+        List<CommittedSplit> copies = new ArrayList<>();
+        copies.add(s);
+        groups.add(copies);
+      }
+    }
+    for (List<CommittedSplit> copies : groups) {
+      if (copies.size() > 1) {
+        copies.sort(Comparator.comparing(c -> ClientContext.format(c.getServer())));
+        Collections.rotate(
+            copies, Math.floorMod(copies.get(0).getPartitionId() + startMapIndex, copies.size()));
+      }
+    }
+    return groups;
   }
 
   private boolean mayHold(CommittedSplit s, int startMap, int endMap) throws IOException {
@@ -184,26 +230,62 @@ public final class PartitionReader implements Closeable {
 
   private ShuffleBatch readNext() throws IOException {
     while (true) {
-      if (chunk != null && chunk.isReadable()) {
-        ShuffleBatch batch = nextInChunk();
-        if (batch != null) {
-          return batch;
+      try {
+        if (chunk != null && chunk.isReadable()) {
+          ShuffleBatch batch = nextInChunk();
+          if (batch != null) {
+            return batch;
+          }
+          continue;
         }
-        continue;
+        releaseChunk();
+        if (split != null && chunkIndex + 1 < numChunks) {
+          chunk = awaitChunk();
+          chunkStart = chunk.readerIndex();
+          continue;
+        }
+        closeStream();
+        copy = null;
+        if (splits.isEmpty()) {
+          compareRecords();
+          return null;
+        }
+        otherCopies.clear();
+        otherCopies.addAll(splits.poll());
+        copy = otherCopies.poll();
+        openStream(copy);
+      } catch (IOException e) {
+        failOver(e);
       }
-      releaseChunk();
-      if (split != null && chunkIndex + 1 < numChunks) {
-        chunk = awaitChunk();
-        chunkStart = chunk.readerIndex();
-        continue;
-      }
-      closeStream();
-      if (splits.isEmpty()) {
-        compareRecords();
-        return null;
-      }
-      openStream(splits.poll());
     }
+  }
+
+  /**
+   * After the copy being read failed (its server cannot be reached or answered an error, or a batch
+   * of it failed its check): reads the split's other copy from its start instead, when it has one;
+   * the batches already handed out come again and the filter drops them, so nothing is skipped or
+   * duplicated. Without another copy, rethrows {@code e}.
+   */
+  private void failOver(IOException e) throws IOException {
+    IOException last = e;
+    while (copy != null && !otherCopies.isEmpty()) {
+      CommittedSplit failed = copy;
+      copy = otherCopies.poll();
+      LOG.warn(
+          "Reading {} from its other copy on {}: {}",
+          describe(failed),
+          ClientContext.format(copy.getServer()),
+          last.getMessage());
+      releaseChunk();
+      closeStream();
+      try {
+        openStream(copy);
+        return;
+      } catch (IOException again) {
+        last = again;
+      }
+    }
+    throw last;
   }
 
   /**
@@ -566,6 +648,12 @@ public final class PartitionReader implements Closeable {
         .thenAccept(Message::release);
     split = null;
     connection = null;
+  }
+
+  /** The server the split being read comes from now (null between splits). */
+  public ServerAddress server() {
+    CommittedSplit s = split;
+    return s == null ? null : s.getServer();
   }
 
   @Override
