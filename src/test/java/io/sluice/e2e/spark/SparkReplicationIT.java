@@ -2,9 +2,12 @@ package io.sluice.e2e.spark;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.sluice.client.ClientContext;
+import io.sluice.client.PartitionLocations;
 import io.sluice.client.coordinator.ShuffleCommit;
 import io.sluice.client.coordinator.ShuffleCoordinator;
 import io.sluice.e2e.DaemonCluster;
+import io.sluice.protocol.proto.ServerAddress;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
@@ -49,18 +52,19 @@ import scala.Tuple2;
  * other copy. With factor 1 the same kills give the same result through Spark's reruns (fetch
  * failures, a map stage attempt after the first), as before replication.
  *
- * <p>The daemon killed is the primary of reduce partition 0 as the driver's coordinator placed it,
- * so it holds data of the shuffle (with three servers every one holds the primaries and replicas of
- * a third of the partitions), and in (c) the reader of partition 0 is reading from it when it dies.
- * Kills are deterministic, never timed; tasks find the daemon's pid in a file the driver writes
- * once it knows the placement (executors are other JVMs). (a) The last map kills it when it has
- * written half its records: some of its batches of every partition are pushed, and an earlier map
- * has ended with data on it (the last map starts in the slot an earlier one freed). (b) The test
- * runs the map stage alone ({@code submitMapStage}), waits for the coordinator's commit and kills
- * it, then runs the reduce stage on the registered map outputs. (c) Reduce partition 0 kills it
- * after reading a tenth of its records (the daemons serve 16k chunks, so most of the split is still
- * on the server). The killer returns once the process is dead. Kills happen only in the first
- * attempt of a task in the first attempt of its stage.
+ * <p>The daemon killed holds the copy of reduce partition 0 that its reader reads first (see {@link
+ * #firstCopyOfPartition0}), so it holds data of the shuffle (with three servers and two copies
+ * every one holds copies of two thirds of the partitions), and in (c) the reader of partition 0 is
+ * reading from it when it dies; readers' fail-overs are checked in the executors' logs. Kills are
+ * deterministic, never timed; tasks find the daemon's pid in a file the driver writes once it knows
+ * the placement (executors are other JVMs). (a) The last map kills it when it has written half its
+ * records: some of its batches of every partition are pushed, and an earlier map has ended with
+ * data on it (the last map starts in the slot an earlier one freed). (b) The test runs the map
+ * stage alone ({@code submitMapStage}), waits for the coordinator's commit and kills it, then runs
+ * the reduce stage on the registered map outputs. (c) Reduce partition 0 kills it after reading a
+ * tenth of its records (the daemons serve 16k chunks, so most of the split is still on the server).
+ * The killer returns once the process is dead. Kills happen only in the first attempt of a task in
+ * the first attempt of its stage.
  *
  * <p>Every test has its own daemons and session (a server list is fixed for a session's life):
  * about 12 s each on two cores.
@@ -107,6 +111,16 @@ class SparkReplicationIT {
         .isEmpty();
     soft.assertThat(run.observed.retriedStages).as("stage attempts after the first").isEmpty();
     soft.assertThat(run.observed.failedTasks).as("failed tasks").isEmpty();
+    if (point == KillPoint.MID_REDUCE) {
+      // partition 0's reader was reading the killed daemon's copy and went on with the other one
+      soft.assertThat(run.failovers)
+          .as("readers that failed over from the killed daemon (executor logs)")
+          .anyMatch(line -> line.contains(" partition 0 epoch 0 on ") && line.contains("chunk"));
+    } else if (point == KillPoint.AFTER_COMMIT) {
+      soft.assertThat(run.failovers)
+          .as("readers that failed over from the killed daemon (executor logs)")
+          .isNotEmpty();
+    }
     soft.assertAll();
   }
 
@@ -125,6 +139,8 @@ class SparkReplicationIT {
     String lostPartitions;
     String lostReason;
     Observed observed;
+    // executor log lines of readers that failed over from the killed daemon's copy
+    List<String> failovers;
   }
 
   private Run run(KillPoint point, int factor) throws Exception {
@@ -164,7 +180,7 @@ class SparkReplicationIT {
             (ShuffleDependency<?, ?, ?>) shuffled.rdd().dependencies().head();
         int shuffleId = dependency.shuffleId();
         ShuffleCoordinator coordinator = coordinator(spark);
-        int victim = daemons.indexOfPort(coordinator.locations(shuffleId).server(0).getPort());
+        int victim = daemons.indexOfPort(firstCopyOfPartition0(coordinator, shuffleId).getPort());
         Files.writeString(pidFile, Long.toString(daemons.pid(victim)));
 
         if (point == KillPoint.AFTER_COMMIT) {
@@ -194,6 +210,11 @@ class SparkReplicationIT {
                 "daemon %d (port %d) is alive after it was killed %s",
                 victim, daemons.port(victim), point)
             .isFalse();
+        String victimAddress = "127.0.0.1:" + daemons.port(victim);
+        run.failovers =
+            SparkSessions.executorLogLines(
+                spark.sparkContext().applicationId(),
+                line -> line.contains(" on " + victimAddress + " from its other copy"));
         ShuffleCommit commit = coordinator.committed(shuffleId).get(60, TimeUnit.SECONDS);
         run.lostPartitions =
             commit.lostPartitions().isEmpty() ? "" : commit.lostPartitions().toString();
@@ -203,6 +224,26 @@ class SparkReplicationIT {
         spark.stop();
       }
     }
+  }
+
+  /**
+   * The server holding the copy of partition 0 that a reader of the whole partition reads first, by
+   * PartitionReader's rule (the copies ordered by "host:port", rotated by the partition plus the
+   * first map: by 0 here). With factor 1, the partition's one server. The kill mid-reduce checks in
+   * the executors' logs that the reader did read it and failed over mid-stream, so a change of the
+   * rule fails the test instead of making it test less.
+   */
+  private static ServerAddress firstCopyOfPartition0(
+      ShuffleCoordinator coordinator, int shuffleId) {
+    PartitionLocations locations = coordinator.locations(shuffleId);
+    ServerAddress primary = locations.server(0);
+    ServerAddress replica = locations.replica(0);
+    if (replica == null) {
+      return primary;
+    }
+    return ClientContext.format(primary).compareTo(ClientContext.format(replica)) <= 0
+        ? primary
+        : replica;
   }
 
   /**
