@@ -44,7 +44,7 @@ final class DaemonProcess {
 
   /** Starts the daemon on {@code port} (0: any) and returns the port it serves on. */
   int start(int port) throws Exception {
-    return start(port, Map.of());
+    return launch(port, Map.of(), Map.of());
   }
 
   /**
@@ -52,7 +52,16 @@ final class DaemonProcess {
    * crashPoint} ({@code io.sluice.common.CrashPoints}).
    */
   int startCrashingAt(int port, String crashPoint) throws Exception {
-    return start(port, Map.of("SLUICE_JAVA_OPTS", "-Dsluice.test.crashAt=" + crashPoint));
+    return launch(
+        port, Map.of("SLUICE_JAVA_OPTS", "-Dsluice.test.crashAt=" + crashPoint), Map.of());
+  }
+
+  /**
+   * Starts the daemon on {@code port} with {@code settings} (each passed as {@code --set
+   * key=value}, after the suites' own, so they win) and returns the port it serves on.
+   */
+  int start(int port, Map<String, String> settings) throws Exception {
+    return launch(port, Map.of(), settings);
   }
 
   /** Waits until a daemon that crashes by itself is gone, and clears its pid file. */
@@ -64,30 +73,37 @@ final class DaemonProcess {
     Files.deleteIfExists(logDir.resolve("shuffle-daemon.pid"));
   }
 
-  private int start(int port, Map<String, String> env) throws Exception {
+  private int launch(int port, Map<String, String> env, Map<String, String> settings)
+      throws Exception {
     this.env = env;
     Files.deleteIfExists(portFile);
-    String output =
-        run(
-            "start",
-            "--port",
-            Integer.toString(port),
-            "--host",
-            "127.0.0.1",
-            "--dirs",
-            dataDir.toString(),
-            "--memory",
-            "64m",
-            "--port-file",
-            portFile.toString(),
-            "--set",
-            "sluice.metrics.port=-1",
-            "--set",
-            "sluice.commit.fsync=false",
-            "--set",
-            "sluice.flush.size=16k",
-            "--set",
-            "sluice.network.ioThreads=2");
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "start",
+                "--port",
+                Integer.toString(port),
+                "--host",
+                "127.0.0.1",
+                "--dirs",
+                dataDir.toString(),
+                "--memory",
+                "64m",
+                "--port-file",
+                portFile.toString(),
+                "--set",
+                "sluice.metrics.port=-1",
+                "--set",
+                "sluice.commit.fsync=false",
+                "--set",
+                "sluice.flush.size=16k",
+                "--set",
+                "sluice.network.ioThreads=2"));
+    for (Map.Entry<String, String> e : settings.entrySet()) {
+      args.add("--set");
+      args.add(e.getKey() + "=" + e.getValue());
+    }
+    String output = run(args.toArray(new String[0]));
     assertThat(output).as("start: %s\n%s", output, log()).contains("started");
     assertThat(portFile).as("port file; log:\n%s", log()).exists();
     return Integer.parseInt(Files.readString(portFile).trim());
@@ -105,6 +121,17 @@ final class DaemonProcess {
     daemon.destroyForcibly();
     daemon.onExit().get(WAIT_SECONDS, TimeUnit.SECONDS);
     Files.deleteIfExists(logDir.resolve("shuffle-daemon.pid"));
+  }
+
+  /** The daemon's process id, from its pid file. */
+  long pid() throws IOException {
+    return process().orElseThrow(() -> new AssertionError("no daemon running")).pid();
+  }
+
+  /** Whether the daemon's process is alive (a zombie is dead: see {@link DaemonCluster#isGone}). */
+  boolean isAlive() throws IOException {
+    Optional<ProcessHandle> p = process();
+    return p.isPresent() && !DaemonCluster.isGone(p.get().pid());
   }
 
   /** Kills a daemon a failed test left running. */

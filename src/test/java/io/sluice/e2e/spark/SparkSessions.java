@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.apache.spark.sql.SparkSession;
 
@@ -94,6 +95,17 @@ final class SparkSessions {
    * @throws IllegalStateException when no executor log of the application is found
    */
   static List<String> executorLeaks(String appId) throws IOException {
+    return executorLogLines(appId, line -> line.contains("LEAK:"));
+  }
+
+  /**
+   * Lines of an application's executor logs (their stderr, where the test logging configuration
+   * sends Sluice's INFO and everything's WARN) that match {@code filter}, each prefixed with its
+   * log's path; see {@link #executorLeaks} for when to call it.
+   *
+   * @throws IllegalStateException when no executor log of the application is found
+   */
+  static List<String> executorLogLines(String appId, Predicate<String> filter) throws IOException {
     List<Path> logs = new ArrayList<>();
     Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
     try (Stream<Path> dirs = Files.find(tmp, 3, (p, a) -> a.isDirectory() && p.endsWith(appId))) {
@@ -106,14 +118,14 @@ final class SparkSessions {
     if (logs.isEmpty()) {
       throw new IllegalStateException("no executor log of " + appId + " under " + tmp);
     }
-    List<String> leaks = new ArrayList<>();
+    List<String> lines = new ArrayList<>();
     for (Path log : logs) {
       for (String line : Files.readAllLines(log)) {
-        if (line.contains("LEAK:")) {
-          leaks.add(log + ": " + line);
+        if (filter.test(line)) {
+          lines.add(log + ": " + line);
         }
       }
     }
-    return leaks;
+    return lines;
   }
 }
