@@ -44,11 +44,21 @@ public final class BlackHoleProxy implements AutoCloseable {
       try {
         Socket client = listener.accept();
         sockets.add(client);
+        if (closed) {
+          // accepted while close() ran, maybe after it closed the sockets: not to outlive it
+          client.close();
+          return;
+        }
         if (blackHole) {
           continue; // held open, never read
         }
         Socket upstream = new Socket(target.getAddress(), target.getPort());
         sockets.add(upstream);
+        if (closed) {
+          client.close();
+          upstream.close();
+          return;
+        }
         pump(client, upstream);
         pump(upstream, client);
       } catch (IOException e) {
