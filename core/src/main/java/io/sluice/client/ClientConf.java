@@ -89,7 +89,9 @@ public final class ClientConf {
           "Copies of every split a shuffle writes: 1, or 2 for a primary and a replica on another"
               + " server (another host when there is one). With 2, a push is acknowledged once both"
               + " hold it, both commit, readers fall back to the replica, and losing one server"
-              + " loses no data and reruns no map. Read by the coordinator (the Spark driver).");
+              + " loses no data and reruns no map. Read by the coordinator (the Spark driver) and by"
+              + " Flink's shuffle master (map partitions: the producer writes both copies, readers"
+              + " fall back to the replica).");
 
   public static final List<ConfigKey<?>> KEYS =
       List.of(

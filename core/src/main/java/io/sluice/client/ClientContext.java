@@ -165,6 +165,12 @@ public final class ClientContext implements Closeable {
     return pushPool.getAsync(server.getHost(), server.getPort(), appId);
   }
 
+  /** Like {@link #replicaPushConnectionAsync}, waiting for the connect. */
+  public TransportClient replicaPushConnection(String appId, ServerAddress server)
+      throws IOException {
+    return replicaPool.get(server.getHost(), server.getPort(), appId);
+  }
+
   /**
    * Like {@link #pushConnectionAsync} for replica pushes, which travel on connections of their own:
    * a server pauses reading replica connections later than first-copy ones (its replica watermark).

@@ -194,7 +194,10 @@ final class MapPartitionRequests {
     file.append(h.getRegionIndex(), h.getSequence(), body);
     request.handOver();
     metrics.bytesPushed().mark(bytes);
-    flowControl.pushedOn(channel, false);
+    if (h.getReplica()) {
+      metrics.replicaBytesPushed().mark(bytes);
+    }
+    flowControl.pushedOn(channel, h.getReplica());
     return credit(h.getRequestId());
   }
 

@@ -44,6 +44,11 @@ public final class BlackHoleProxy implements AutoCloseable {
       try {
         Socket client = listener.accept();
         sockets.add(client);
+        if (closed) {
+          // accepted while close() ran, maybe after it closed the sockets: not to outlive it
+          client.close();
+          return;
+        }
         if (blackHole) {
           continue; // held open, never read
         }
@@ -55,6 +60,11 @@ public final class BlackHoleProxy implements AutoCloseable {
           continue;
         }
         sockets.add(upstream);
+        if (closed) {
+          client.close();
+          upstream.close();
+          return;
+        }
         pump(client, upstream);
         pump(upstream, client);
       } catch (IOException e) {

@@ -13,15 +13,17 @@ import org.apache.flink.runtime.shuffle.JobShuffleContext;
 
 /**
  * What the shuffle master keeps for one registered job: its Sluice application (the placement), the
- * shuffle id of each intermediate data set, and the server of every partition placed and not yet
- * released, so a lost server can be turned into the list of lost partitions. Thread safe.
+ * shuffle id of each intermediate data set, and the servers of every partition placed and not yet
+ * released (one, or the primary and the replica), so a lost server can be turned into the list of
+ * lost partitions: those with no copy left on a server not lost. A partition that loses one of two
+ * copies keeps being tracked with the other. Thread safe.
  */
 final class JobShuffle {
   private final String appId;
   private final JobShuffleContext context;
   private final MapPartitionPlacement placement;
   private final Map<IntermediateDataSetID, Integer> shuffleIds = new HashMap<>();
-  private final Map<ResultPartitionID, InetSocketAddress> servers = new HashMap<>();
+  private final Map<ResultPartitionID, List<InetSocketAddress>> servers = new HashMap<>();
 
   JobShuffle(String appId, JobShuffleContext context, MapPartitionPlacement placement) {
     this.appId = appId;
@@ -46,22 +48,31 @@ final class JobShuffle {
     return shuffleIds.computeIfAbsent(dataSet, d -> shuffleIds.size());
   }
 
-  synchronized void placed(ResultPartitionID partition, InetSocketAddress server) {
-    servers.put(partition, server);
+  /** Tracks a partition placed on {@code copies}, primary first. */
+  synchronized void placed(ResultPartitionID partition, List<InetSocketAddress> copies) {
+    servers.put(partition, new ArrayList<>(copies));
   }
 
-  /** Forgets a partition; returns its server, or null when it was not (or no longer) tracked. */
-  synchronized InetSocketAddress released(ResultPartitionID partition) {
-    return servers.remove(partition);
+  /**
+   * Forgets a partition; returns the servers of its copies not lost, or an empty list when it was
+   * not (or no longer) tracked.
+   */
+  synchronized List<InetSocketAddress> released(ResultPartitionID partition) {
+    List<InetSocketAddress> copies = servers.remove(partition);
+    return copies == null ? List.of() : copies;
   }
 
-  /** Forgets and returns every partition on {@code server}. */
+  /**
+   * Forgets the copies on {@code server}; forgets and returns every partition that had no other.
+   */
   synchronized List<ResultPartitionID> lostOn(InetSocketAddress server) {
     List<ResultPartitionID> lost = new ArrayList<>();
-    Iterator<Map.Entry<ResultPartitionID, InetSocketAddress>> it = servers.entrySet().iterator();
+    Iterator<Map.Entry<ResultPartitionID, List<InetSocketAddress>>> it =
+        servers.entrySet().iterator();
     while (it.hasNext()) {
-      Map.Entry<ResultPartitionID, InetSocketAddress> e = it.next();
-      if (sameServer(e.getValue(), server)) {
+      Map.Entry<ResultPartitionID, List<InetSocketAddress>> e = it.next();
+      e.getValue().removeIf(copy -> sameServer(copy, server));
+      if (e.getValue().isEmpty()) {
         lost.add(e.getKey());
         it.remove();
       }

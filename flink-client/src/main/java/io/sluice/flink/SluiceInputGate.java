@@ -2,6 +2,7 @@ package io.sluice.flink;
 
 import io.sluice.client.ClientContext;
 import io.sluice.client.mappartition.MapPartitionReader;
+import io.sluice.client.mappartition.ReplicatedMapPartitionReader;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -35,11 +36,13 @@ import org.slf4j.LoggerFactory;
 /**
  * Reads one Flink input: the same subpartition range of every producer partition of the consumed
  * data set, from the Sluice servers that hold them. There is one channel per (producer,
- * subpartition), producer-major; one {@link MapPartitionReader} per producer covers its whole
- * range. Readers open on the first poll, at most {@code sluice.flink.readConcurrency} at once, the
- * next as one ends. Each data block is decompressed into a buffer of this gate's own pool and
- * handed over as a buffer of its channel; event blocks become events. When a reader ends, every
- * channel of its producer gets an {@link EndOfPartitionEvent}. A read failure is a {@link
+ * subpartition), producer-major; one {@link ReplicatedMapPartitionReader} per producer covers its
+ * whole range, from the partition's primary copy or, when that read fails and there is a replica
+ * ({@code sluice.replication.factor} 2), from where it stopped on the replica. Readers open on the
+ * first poll, at most {@code sluice.flink.readConcurrency} at once, the next as one ends. Each data
+ * block is decompressed into a buffer of this gate's own pool and handed over as a buffer of its
+ * channel; event blocks become events. When a reader ends, every channel of its producer gets an
+ * {@link EndOfPartitionEvent}. A read that fails on every copy is a {@link
  * PartitionNotFoundException} of that producer's partition, so Flink runs the producer again.
  *
  * <p>Polled by the task thread; {@link #close} may come from a canceling thread, readers' {@code
@@ -79,7 +82,7 @@ public final class SluiceInputGate extends IndexedInputGate {
   private static final class Producer {
     final SluiceShuffleDescriptor descriptor;
     final int firstChannel;
-    MapPartitionReader reader;
+    ReplicatedMapPartitionReader reader;
 
     Producer(SluiceShuffleDescriptor descriptor, int firstChannel) {
       this.descriptor = descriptor;
@@ -234,11 +237,10 @@ public final class SluiceInputGate extends IndexedInputGate {
     SluiceShuffleDescriptor d = producer.descriptor;
     try {
       producer.reader =
-          MapPartitionReader.open(
+          ReplicatedMapPartitionReader.open(
               context,
               d.mapPartitionId(),
-              d.host(),
-              d.port(),
+              d.servers(),
               startSubpartition,
               endSubpartition,
               this::signal);
@@ -247,13 +249,12 @@ public final class SluiceInputGate extends IndexedInputGate {
     }
     reading.add(producer);
     LOG.debug(
-        "{}: reading subpartitions [{}, {}] of {} from {}:{}",
+        "{}: reading subpartitions [{}, {}] of {} from {}",
         owningTaskName,
         startSubpartition,
         endSubpartition,
         d.mapPartitionId(),
-        d.host(),
-        d.port());
+        d.serverList());
   }
 
   private void finished(Producer producer) {
@@ -322,13 +323,12 @@ public final class SluiceInputGate extends IndexedInputGate {
   private PartitionNotFoundException lost(Producer producer, IOException cause) {
     SluiceShuffleDescriptor d = producer.descriptor;
     LOG.warn(
-        "{}: could not read subpartitions [{}, {}] of {} from {}:{}; Flink reruns its producer: {}",
+        "{}: could not read subpartitions [{}, {}] of {} from {}; Flink reruns its producer: {}",
         owningTaskName,
         startSubpartition,
         endSubpartition,
         d.mapPartitionId(),
-        d.host(),
-        d.port(),
+        d.serverList(),
         cause.toString());
     PartitionNotFoundException e = new PartitionNotFoundException(d.getResultPartitionID());
     e.addSuppressed(cause); // it has no constructor with a cause, and its cause is set (null)

@@ -1,12 +1,13 @@
 package io.sluice.flink;
 
 import io.sluice.client.ClientContext;
-import io.sluice.client.mappartition.MapPartitionWriter;
+import io.sluice.client.mappartition.ReplicatedMapPartitionWriter;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
 import org.apache.flink.core.memory.MemorySegment;
 import org.apache.flink.runtime.checkpoint.CheckpointException;
 import org.apache.flink.runtime.event.AbstractEvent;
@@ -25,12 +26,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes one Flink result partition to a Sluice server as one map partition. Records are collected
- * in a {@link RegionSortBuffer} made of all but one of this partition's network buffers; when it is
- * full it goes out as one region, sorted by subpartition (the last buffer stages the copies).
- * Broadcast records make broadcast regions, stored once for every subpartition; a record larger
- * than the whole sort buffer is a region of its own; an event ends the current region and goes out
- * in a broadcast region of its own. {@link #finish()} flushes and waits until the server committed.
+ * Writes one Flink result partition to a Sluice server as one map partition (to two, primary and
+ * replica, with {@code sluice.replication.factor} 2: see {@link ReplicatedMapPartitionWriter},
+ * which goes on with one copy when the other's server fails). Records are collected in a {@link
+ * RegionSortBuffer} made of all but one of this partition's network buffers; when it is full it
+ * goes out as one region, sorted by subpartition (the last buffer stages the copies). Broadcast
+ * records make broadcast regions, stored once for every subpartition; a record larger than the
+ * whole sort buffer is a region of its own; an event ends the current region and goes out in a
+ * broadcast region of its own. {@link #finish()} flushes and waits until the server committed.
  * Consumers read from the server, never from this TaskManager.
  *
  * <p>Called by the task thread, except {@link #fail}/{@link #release} which Flink may call from a
@@ -47,7 +50,7 @@ public final class SluiceResultPartition extends ResultPartition {
   private MemorySegment staging;
   private RegionSortBuffer sortBuffer;
   private boolean sortBufferBroadcast;
-  private MapPartitionWriter writer;
+  private ReplicatedMapPartitionWriter writer;
   private boolean endOfDataNotified;
   private long regions;
   private volatile boolean released;
@@ -103,21 +106,19 @@ public final class SluiceResultPartition extends ResultPartition {
     staging = segments.get(0);
     sortBuffer = new RegionSortBuffer(segments.subList(1, segments.size()), numSubpartitions);
     writer =
-        MapPartitionWriter.open(
+        new ReplicatedMapPartitionWriter(
             context,
             descriptor.mapPartitionId(),
-            descriptor.host(),
-            descriptor.port(),
+            descriptor.servers(),
             numSubpartitions,
             segmentSize);
     LOG.info(
-        "{}: writing {} ({} subpartitions, regions of up to {} bytes) to {}:{}",
+        "{}: writing {} ({} subpartitions, regions of up to {} bytes) to {}",
         getOwningTaskName(),
         descriptor.mapPartitionId(),
         numSubpartitions,
         (long) (segments.size() - 1) * segmentSize,
-        descriptor.host(),
-        descriptor.port());
+        descriptor.serverList());
   }
 
   @Override
@@ -211,11 +212,10 @@ public final class SluiceResultPartition extends ResultPartition {
     long stored = writer.commit();
     super.finish();
     LOG.info(
-        "{}: committed {} on {}:{}: {} regions, {} bytes stored",
+        "{}: committed {} on {}: {} regions, {} bytes stored",
         getOwningTaskName(),
         descriptor.mapPartitionId(),
-        descriptor.host(),
-        descriptor.port(),
+        writer.committedOn().stream().map(ClientContext::format).collect(Collectors.joining(",")),
         regions,
         stored);
   }

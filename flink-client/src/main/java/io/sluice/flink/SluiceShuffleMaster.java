@@ -30,6 +30,12 @@ import org.slf4j.LoggerFactory;
  * every result partition on a server and releases it when Flink no longer needs it. A server that
  * stops answering makes Flink forget the partitions it held, so their producers run again when a
  * consumer needs them. Only blocking exchanges are served.
+ *
+ * <p>With {@code sluice.replication.factor} 2 (read from Flink's configuration like every {@code
+ * sluice.*} setting) every partition gets a primary and a replica server ({@link
+ * MapPartitionPlacement}); its producer writes both and its consumers fall back to the replica. A
+ * lost server then costs only the partitions whose other copy is lost too: the others stay tracked,
+ * and no producer reruns for them.
  */
 public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDescriptor> {
   private static final Logger LOG = LoggerFactory.getLogger(SluiceShuffleMaster.class);
@@ -119,16 +125,23 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
         new ResultPartitionID(partition.getPartitionId(), producer.getProducerExecutionId());
     return job.placement()
         .place(
-            shuffleId, partition.getTotalNumberOfPartitions(), partition.getNumberOfSubpartitions())
+            shuffleId,
+            partition.getTotalNumberOfPartitions(),
+            partition.getNumberOfSubpartitions(),
+            context.conf().replicationFactor())
         .thenApply(
-            server -> {
-              job.placed(flinkId, server);
+            copies -> {
+              job.placed(flinkId, copies);
+              InetSocketAddress primary = copies.get(0);
+              InetSocketAddress replica = copies.size() > 1 ? copies.get(1) : null;
               SluiceShuffleDescriptor descriptor =
                   new SluiceShuffleDescriptor(
                       flinkId,
                       id,
-                      server.getHostString(),
-                      server.getPort(),
+                      primary.getHostString(),
+                      primary.getPort(),
+                      replica == null ? null : replica.getHostString(),
+                      replica == null ? 0 : replica.getPort(),
                       partition.getNumberOfSubpartitions());
               LOG.debug("Placed {}", descriptor);
               return descriptor;
@@ -145,8 +158,7 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
     if (job == null) {
       return; // the job ended: its application's files were dropped with it
     }
-    InetSocketAddress server = job.released(descriptor.getResultPartitionID());
-    if (server != null) {
+    for (InetSocketAddress server : job.released(descriptor.getResultPartitionID())) {
       job.placement().release(descriptor.mapPartitionId(), server);
     }
   }
@@ -210,11 +222,17 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
     }
     List<ResultPartitionID> lost = job.lostOn(server);
     if (lost.isEmpty()) {
+      LOG.info(
+          "Sluice server {}:{} of application {} stopped answering; every partition on it has a"
+              + " copy on another server, so no producer reruns",
+          server.getHostString(),
+          server.getPort(),
+          appId);
       return;
     }
     LOG.warn(
         "Sluice server {}:{} of application {} stopped answering: {} result partitions on it are"
-            + " lost; Flink reruns their producers when consumers need them",
+            + " lost (no other copy); Flink reruns their producers when consumers need them",
         server.getHostString(),
         server.getPort(),
         appId,

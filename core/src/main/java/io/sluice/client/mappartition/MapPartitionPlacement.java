@@ -34,6 +34,13 @@ import org.slf4j.LoggerFactory;
  * <p>Placement is round robin over the servers that answer: every placement registers the shuffle
  * on the chosen server (idempotent on the server), so a server that is down is noticed at once,
  * reported lost and skipped for {@code sluice.coordinator.excludeDuration}.
+ *
+ * <p><b>Replicas.</b> With two copies ({@code sluice.replication.factor} 2) a map partition gets a
+ * primary, chosen round robin as above, and a replica: the first server after it in the list that
+ * is on another host and answers, else the first after it that answers (the rule of {@code
+ * PartitionLocations} for reduce partitions). With a single server that answers, the partition gets
+ * one copy. A lost server is reported as before; which partitions it costs is the caller's business
+ * (those with no other copy).
  */
 public final class MapPartitionPlacement implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(MapPartitionPlacement.class);
@@ -90,16 +97,27 @@ public final class MapPartitionPlacement implements Closeable {
    */
   public CompletableFuture<InetSocketAddress> place(
       int shuffleId, int numMaps, int numSubpartitions) {
-    return CompletableFuture.supplyAsync(
-        () -> placeNow(shuffleId, numMaps, numSubpartitions), placer);
+    return place(shuffleId, numMaps, numSubpartitions, 1).thenApply(copies -> copies.get(0));
   }
 
-  private InetSocketAddress placeNow(int shuffleId, int numMaps, int numSubpartitions) {
+  /**
+   * Like {@link #place(int, int, int)} with {@code copies} (1 or 2) servers: the primary, then the
+   * replica (see the class comment), each registered. Fewer when fewer servers answer.
+   */
+  public CompletableFuture<List<InetSocketAddress>> place(
+      int shuffleId, int numMaps, int numSubpartitions, int copies) {
+    if (copies < 1 || copies > 2) {
+      throw new IllegalArgumentException("a map partition has one or two copies, not " + copies);
+    }
+    return CompletableFuture.supplyAsync(
+        () -> placeNow(shuffleId, numMaps, numSubpartitions, copies), placer);
+  }
+
+  private List<InetSocketAddress> placeNow(
+      int shuffleId, int numMaps, int numSubpartitions, int copies) {
     List<InetSocketAddress> candidates = new ArrayList<>();
-    long now = System.currentTimeMillis();
     for (InetSocketAddress s : servers) {
-      Long until = excludedUntil.get(s);
-      if (until == null || until <= now) {
+      if (!excluded(s)) {
         candidates.add(s);
       }
     }
@@ -111,16 +129,28 @@ public final class MapPartitionPlacement implements Closeable {
     List<String> failures = new ArrayList<>();
     for (int i = 0; i < candidates.size(); i++) {
       InetSocketAddress s = candidates.get((start + i) % candidates.size());
-      try {
-        context.call(
-            appId,
-            address(s),
-            ServerRequests.registerShuffle(appId, shuffleId, numMaps, numSubpartitions));
-        used.add(s);
-        return s;
-      } catch (IOException | StatusException e) {
-        failures.add(format(s) + ": " + e.getMessage());
-        lost(s, e.getMessage());
+      if (register(s, shuffleId, numMaps, numSubpartitions, failures)) {
+        List<InetSocketAddress> placed = new ArrayList<>(copies);
+        placed.add(s);
+        if (copies > 1) {
+          InetSocketAddress replica =
+              replica(
+                  candidates,
+                  (start + i) % candidates.size(),
+                  shuffleId,
+                  numMaps,
+                  numSubpartitions);
+          if (replica != null) {
+            placed.add(replica);
+          } else {
+            LOG.warn(
+                "No second Sluice server answers for a replica of a map partition of {}; it gets"
+                    + " one copy, on {}",
+                Ids.shuffle(appId, shuffleId),
+                format(s));
+          }
+        }
+        return placed;
       }
     }
     throw new IllegalStateException(
@@ -128,6 +158,58 @@ public final class MapPartitionPlacement implements Closeable {
             + Ids.shuffle(appId, shuffleId)
             + ": "
             + String.join("; ", failures));
+  }
+
+  /**
+   * The replica of a partition placed on {@code candidates[primary]}: the first candidate after it
+   * on another host that registers the shuffle, else the first after it that does; null if none.
+   */
+  private InetSocketAddress replica(
+      List<InetSocketAddress> candidates,
+      int primary,
+      int shuffleId,
+      int numMaps,
+      int numSubpartitions) {
+    String host = candidates.get(primary).getHostString();
+    List<String> failures = new ArrayList<>();
+    for (boolean otherHost : new boolean[] {true, false}) {
+      for (int i = 1; i < candidates.size(); i++) {
+        InetSocketAddress s = candidates.get((primary + i) % candidates.size());
+        if (otherHost == s.getHostString().equals(host) || excluded(s)) {
+          continue;
+        }
+        if (register(s, shuffleId, numMaps, numSubpartitions, failures)) {
+          return s;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Registers the shuffle on {@code s}; on failure notes why, reports it lost, returns false. */
+  private boolean register(
+      InetSocketAddress s,
+      int shuffleId,
+      int numMaps,
+      int numSubpartitions,
+      List<String> failures) {
+    try {
+      context.call(
+          appId,
+          address(s),
+          ServerRequests.registerShuffle(appId, shuffleId, numMaps, numSubpartitions));
+      used.add(s);
+      return true;
+    } catch (IOException | StatusException e) {
+      failures.add(format(s) + ": " + e.getMessage());
+      lost(s, e.getMessage());
+      return false;
+    }
+  }
+
+  private boolean excluded(InetSocketAddress s) {
+    Long until = excludedUntil.get(s);
+    return until != null && until > System.currentTimeMillis();
   }
 
   /** Deletes one map partition's files on its server; best effort, asynchronous. */
@@ -150,8 +232,8 @@ public final class MapPartitionPlacement implements Closeable {
     Long before = excludedUntil.put(s, until);
     if (before == null || before <= System.currentTimeMillis()) {
       LOG.warn(
-          "Sluice server {} does not answer for application {}; its map partitions are lost and"
-              + " it gets no new ones for {} ms: {}",
+          "Sluice server {} does not answer for application {}; the map partition copies on it"
+              + " are lost and it gets no new ones for {} ms: {}",
           format(s),
           appId,
           context.conf().excludeDurationMillis(),

@@ -57,6 +57,9 @@ public final class MapPartitionReader implements Closeable {
     /** Uncompressed length. */
     int length();
 
+    /** The CRC32C the writer sealed the block with ({@link MapBlockFormat}), verified. */
+    int storedChecksum();
+
     /**
      * Decompresses into {@code target} at its position (which moves by {@link #length()}). {@code
      * target} may be heap or direct.
@@ -133,7 +136,23 @@ public final class MapPartitionReader implements Closeable {
       int startSubpartition,
       int endSubpartition,
       Runnable onAvailable) {
-    ServerAddress server = ClientContext.address(host, port);
+    return open(
+        context,
+        id,
+        ClientContext.address(host, port),
+        startSubpartition,
+        endSubpartition,
+        onAvailable);
+  }
+
+  /** Like {@link #open(ClientContext, MapPartitionId, String, int, int, int, Runnable)}. */
+  public static MapPartitionReader open(
+      ClientContext context,
+      MapPartitionId id,
+      ServerAddress server,
+      int startSubpartition,
+      int endSubpartition,
+      Runnable onAvailable) {
     TransportClient connection;
     try {
       connection = context.connection(id.appId(), server);
@@ -206,7 +225,9 @@ public final class MapPartitionReader implements Closeable {
       return;
     }
     long wanted = Math.min(maxCredits, backlog + 1);
-    while (outstanding + queue.size() + (head != null ? 1 : 0) < wanted) {
+    // a request on a connection already closed fails at once, on this thread (fail() clears
+    // its credit): stop granting then, or this loops forever
+    while (failure == null && outstanding + queue.size() + (head != null ? 1 : 0) < wanted) {
       outstanding++;
       long sid = streamId;
       context
@@ -469,6 +490,7 @@ public final class MapPartitionReader implements Closeable {
     private int kind;
     private int rawLength;
     private int length;
+    private int storedChecksum;
     private long fileOffset;
 
     /**
@@ -491,11 +513,8 @@ public final class MapPartitionReader implements Closeable {
       rawLength = MapBlockFormat.uncompressedLength(buf, pos);
       length = MapBlockFormat.length(buf, pos);
       fileOffset = r.fileOffset + (pos - r.start);
-      read.add(
-          subpartition,
-          MapBlockFormat.HEADER_SIZE + length,
-          0,
-          MapBlockFormat.storedChecksum(buf, pos));
+      storedChecksum = MapBlockFormat.storedChecksum(buf, pos);
+      read.add(subpartition, MapBlockFormat.HEADER_SIZE + length, 0, storedChecksum);
       buf.skipBytes(MapBlockFormat.HEADER_SIZE + length);
       return this;
     }
@@ -542,6 +561,11 @@ public final class MapPartitionReader implements Closeable {
     @Override
     public int length() {
       return rawLength;
+    }
+
+    @Override
+    public int storedChecksum() {
+      return storedChecksum;
     }
 
     @Override

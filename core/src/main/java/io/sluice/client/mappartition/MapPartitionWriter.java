@@ -67,6 +67,7 @@ public final class MapPartitionWriter implements Closeable {
   private final ClientContext context;
   private final MapPartitionId id;
   private final ServerAddress server;
+  private final boolean replica;
   private final MapPartitionRef ref;
   private final int numSubpartitions;
   private final int maxBlockSize;
@@ -115,7 +116,8 @@ public final class MapPartitionWriter implements Closeable {
       MapPartitionId id,
       ServerAddress server,
       int numSubpartitions,
-      int maxBlockSize) {
+      int maxBlockSize,
+      boolean replica) {
     if (numSubpartitions < 1 || maxBlockSize < 1) {
       throw new IllegalArgumentException(
           id
@@ -127,6 +129,7 @@ public final class MapPartitionWriter implements Closeable {
     this.context = context;
     this.id = id;
     this.server = server;
+    this.replica = replica;
     this.ref = id.ref();
     this.numSubpartitions = numSubpartitions;
     this.maxBlockSize = maxBlockSize;
@@ -150,7 +153,37 @@ public final class MapPartitionWriter implements Closeable {
       int numSubpartitions,
       int maxBlockSize) {
     return new MapPartitionWriter(
-        context, id, ClientContext.address(host, port), numSubpartitions, maxBlockSize);
+        context, id, ClientContext.address(host, port), numSubpartitions, maxBlockSize, false);
+  }
+
+  /**
+   * Opens a writer of the second copy ({@code sluice.replication.factor} 2): like {@link #open},
+   * but its frames travel on replica connections and are marked as replica data, which the server
+   * pauses only at its replica watermark. Fed the same calls as the first copy's writer, it writes
+   * the same blocks in the same order (block cutting and compression are deterministic).
+   */
+  public static MapPartitionWriter openReplica(
+      ClientContext context,
+      MapPartitionId id,
+      ServerAddress server,
+      int numSubpartitions,
+      int maxBlockSize) {
+    return new MapPartitionWriter(context, id, server, numSubpartitions, maxBlockSize, true);
+  }
+
+  /** Like {@link #open}, for a server given as an address. */
+  public static MapPartitionWriter open(
+      ClientContext context,
+      MapPartitionId id,
+      ServerAddress server,
+      int numSubpartitions,
+      int maxBlockSize) {
+    return new MapPartitionWriter(context, id, server, numSubpartitions, maxBlockSize, false);
+  }
+
+  /** The server this writer writes to. */
+  public ServerAddress server() {
+    return server;
   }
 
   public MapPartitionId id() {
@@ -166,7 +199,10 @@ public final class MapPartitionWriter implements Closeable {
       throw new IllegalStateException("region " + (regionsStarted - 1) + " of " + id + " is open");
     }
     if (connection == null) {
-      connection = context.pushConnection(id.appId(), server);
+      connection =
+          replica
+              ? context.replicaPushConnection(id.appId(), server)
+              : context.pushConnection(id.appId(), server);
     }
     int region = regionsStarted;
     Response r =
@@ -365,6 +401,7 @@ public final class MapPartitionWriter implements Closeable {
                         .setPartition(ref)
                         .setRegionIndex(f.region)
                         .setSequence(f.sequence)
+                        .setReplica(replica)
                         .build(),
                     rid,
                     f.body.retainedDuplicate()))
