@@ -228,10 +228,10 @@ class SparkReplicationIT {
 
   /**
    * The server holding the copy of partition 0 that a reader of the whole partition reads first, by
-   * PartitionReader's rule (the copies ordered by "host:port", rotated by the partition plus the
-   * first map: by 0 here). With factor 1, the partition's one server. The kill mid-reduce checks in
-   * the executors' logs that the reader did read it and failed over mid-stream, so a change of the
-   * rule fails the test instead of making it test less.
+   * PartitionReader's rule (the copies ordered by "host:port", rotated by the partition: by 0
+   * here). With factor 1, the partition's one server. The kill mid-reduce checks in the executors'
+   * logs that the reader did read it and failed over mid-stream, so a change of the rule fails the
+   * test instead of making it test less.
    */
   private static ServerAddress firstCopyOfPartition0(
       ShuffleCoordinator coordinator, int shuffleId) {

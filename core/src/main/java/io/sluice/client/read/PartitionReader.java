@@ -65,11 +65,11 @@ import org.slf4j.LoggerFactory;
  * winner reported no records (a writer that does not count) are read unchecked.
  *
  * <p>Replicas: a split with two committed copies (sluice.replication.factor 2) is read from one of
- * them (readers of different partitions start on different copies); when that copy fails, at
- * opening, mid-stream or on a batch that fails its check, the reader reads the other copy from its
- * start, and the filter drops the batches it handed out already, so nothing is skipped or
- * duplicated. An error is thrown only when every copy failed. Not thread safe; close it to release
- * fetched chunks.
+ * them (readers of different partitions start on different copies, readers of one partition on the
+ * same one); when that copy fails, at opening, mid-stream or on a batch that fails its check, the
+ * reader reads the other copy from its start, and the filter drops the batches it handed out
+ * already, so nothing is skipped or duplicated. An error is thrown only when every copy failed. Not
+ * thread safe; close it to release fetched chunks.
  */
 public final class PartitionReader implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionReader.class);
@@ -173,8 +173,9 @@ public final class PartitionReader implements Closeable {
 
   /**
    * Groups the copies of each (partition, epoch) (two with sluice.replication.factor 2, on two
-   * servers), ordered so that readers of different partitions and map ranges start on different
-   * copies: the reads of a replicated shuffle spread over both servers.
+   * servers), ordered so that readers of different partitions start on different copies (the reads
+   * of a replicated shuffle spread over both servers) while all readers of one partition start on
+   * the same copy: map-range readers of a skewed partition then make one server sort it, not both.
    */
   private List<List<CommittedSplit>> copiesOfEachSplit(List<CommittedSplit> ordered) {
     List<List<CommittedSplit>> groups = new ArrayList<>();
@@ -193,8 +194,7 @@ public final class PartitionReader implements Closeable {
     for (List<CommittedSplit> copies : groups) {
       if (copies.size() > 1) {
         copies.sort(Comparator.comparing(c -> ClientContext.format(c.getServer())));
-        Collections.rotate(
-            copies, Math.floorMod(copies.get(0).getPartitionId() + startMapIndex, copies.size()));
+        Collections.rotate(copies, Math.floorMod(copies.get(0).getPartitionId(), copies.size()));
       }
     }
     return groups;
