@@ -186,7 +186,8 @@ class SparkReplicationIT {
         if (point == KillPoint.AFTER_COMMIT) {
           ShuffleDependency<?, ?, ?> mapStage = dependency;
           BoundedQuery.run(spark, () -> spark.sparkContext().submitMapStage(mapStage).get(), BOUND);
-          coordinator.committed(shuffleId).get(60, TimeUnit.SECONDS);
+          // the commit the first reducer would start (in Spark the readers start it)
+          coordinator.commit(shuffleId).get(60, TimeUnit.SECONDS);
           kill(pidFile.toString());
         }
 
