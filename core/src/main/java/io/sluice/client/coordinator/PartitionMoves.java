@@ -123,9 +123,7 @@ final class PartitionMoves {
         // the surviving copy's server stays; otherwise spread the partitions over the others
         ServerAddress primary =
             onPrimary
-                ? (at.hasReplica() && !onReplica
-                    ? at.getReplica()
-                    : pick(candidates, p, avoid, null))
+                ? (at.hasReplica() && !onReplica ? at.getReplica() : pick(candidates, p, avoid))
                 : at.getServer();
         moveOne(s, at, primary, avoid, registered);
         moved++;
@@ -164,10 +162,10 @@ final class PartitionMoves {
 
   /** The candidate for partition {@code p}: spread by partition, not in {@code avoid}. */
   private static ServerAddress pick(
-      List<ServerAddress> candidates, int p, Set<ServerAddress> avoid, ServerAddress notThis) {
+      List<ServerAddress> candidates, int p, Set<ServerAddress> avoid) {
     for (int i = 0; i < candidates.size(); i++) {
       ServerAddress c = candidates.get(Math.floorMod(p + i, candidates.size()));
-      if (!avoid.contains(c) && !c.equals(notThis)) {
+      if (!avoid.contains(c)) {
         return c;
       }
     }
