@@ -92,16 +92,18 @@ final class MapOutputLocation {
   }
 
   /**
-   * The attempt number pushed in batch headers: unique per map index within a generation, because
-   * tasks of different stage attempts may write the same generation.
+   * The attempt number pushed in batch headers: the task's attempt id ({@code
+   * TaskContext.taskAttemptId()}, unique in the application, as Spark's own shuffle uses it), kept
+   * to 31 bits because headers carry a non-negative int. Two attempts of one map index writing the
+   * same generation therefore always differ: task retries, speculative copies, attempts of
+   * different stage attempts, and also two writers a caller gave the same attempt number (Spark's
+   * ShuffleSuite does, SPARK-8029), whose batches would otherwise share ids and be dropped as
+   * duplicates of each other. Ids are equal only 2^31 tasks apart.
    */
-  static int encodeAttempt(int stageAttemptNumber, int taskAttemptNumber) {
-    if (stageAttemptNumber < 0 || stageAttemptNumber >= (1 << 15)) {
-      throw new IllegalArgumentException("stage attempt " + stageAttemptNumber + " out of range");
+  static int attemptOf(long taskAttemptId) {
+    if (taskAttemptId < 0) {
+      throw new IllegalArgumentException("task attempt id " + taskAttemptId + " is negative");
     }
-    if (taskAttemptNumber < 0 || taskAttemptNumber >= (1 << 16)) {
-      throw new IllegalArgumentException("task attempt " + taskAttemptNumber + " out of range");
-    }
-    return (stageAttemptNumber << 16) | taskAttemptNumber;
+    return (int) (taskAttemptId & Integer.MAX_VALUE);
   }
 }

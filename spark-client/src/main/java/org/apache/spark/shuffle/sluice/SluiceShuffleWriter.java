@@ -34,8 +34,8 @@ import scala.collection.Iterator;
  * counts as read, so written and read bytes of a shuffle are one count.
  *
  * <p>The map writes to its shuffle's open generation (a rerun after the shuffle was read goes to a
- * new one) as attempt {@code stageAttempt << 16 | taskAttempt}; the status's location records both
- * ({@link MapOutputLocation}).
+ * new one) as attempt {@link MapOutputLocation#attemptOf its task attempt id}; the status's
+ * location records both ({@link MapOutputLocation}).
  */
 final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
   private static final Logger LOG = LoggerFactory.getLogger(SluiceShuffleWriter.class);
@@ -70,8 +70,7 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
     this.metrics = metrics;
     this.mapTaskId = mapTaskId;
     this.mapIndex = context.partitionId();
-    this.attempt =
-        MapOutputLocation.encodeAttempt(context.stageAttemptNumber(), context.attemptNumber());
+    this.attempt = MapOutputLocation.attemptOf(context.taskAttemptId());
   }
 
   @Override

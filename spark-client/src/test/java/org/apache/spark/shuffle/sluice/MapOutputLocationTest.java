@@ -11,12 +11,12 @@ import scala.Option;
 class MapOutputLocationTest {
   @Test
   void locationCarriesGenerationAndAttempt() {
-    int attempt = MapOutputLocation.encodeAttempt(2, 3);
+    int attempt = MapOutputLocation.attemptOf(70_000);
     int gen = Integer.MAX_VALUE - 1;
     String host = MapOutputLocation.host(gen, "4", "10.0.0.7");
     BlockManagerId loc = MapOutputLocation.of(gen, attempt, host);
     assertThat(MapOutputLocation.generation(loc)).isEqualTo(gen);
-    assertThat(MapOutputLocation.attempt(loc)).isEqualTo((2 << 16) | 3);
+    assertThat(MapOutputLocation.attempt(loc)).isEqualTo(70_000);
     // a fetch failure names the generation: same executor and host as every output in it
     BlockManagerId generation = MapOutputLocation.ofGeneration(gen, host);
     assertThat(generation.executorId()).isEqualTo(loc.executorId());
@@ -35,13 +35,14 @@ class MapOutputLocationTest {
   }
 
   @Test
-  void attemptsOfDifferentStageAttemptsDiffer() {
-    assertThat(MapOutputLocation.encodeAttempt(0, 1))
-        .isNotEqualTo(MapOutputLocation.encodeAttempt(1, 1));
-    assertThatThrownBy(() -> MapOutputLocation.encodeAttempt(0, 1 << 16))
-        .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> MapOutputLocation.encodeAttempt(1 << 15, 0))
-        .isInstanceOf(IllegalArgumentException.class);
+  void theAttemptIsTheTaskAttemptIdKeptNonNegative() {
+    // two task attempts (retries, speculative copies, other stage attempts) never share an attempt
+    assertThat(MapOutputLocation.attemptOf(0)).isNotEqualTo(MapOutputLocation.attemptOf(1));
+    assertThat(MapOutputLocation.attemptOf(1L << 40 | 5)).isEqualTo(5);
+    assertThat(MapOutputLocation.attemptOf(Integer.MAX_VALUE + 1L)).isZero();
+    assertThatThrownBy(() -> MapOutputLocation.attemptOf(-1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("-1");
   }
 
   @Test

@@ -35,8 +35,8 @@ class MapOutputsByGenerationTest {
         List.of(
             location(MapOutputLocation.of(gen0, 1, "sluice-gen-7"), 100, 0, 10, 20),
             location(MapOutputLocation.of(gen0, 0, "sluice-gen-7"), 101, 2, 5),
-            // map 1 reran (a stage retry) into a new generation as stage attempt 1
-            location(MapOutputLocation.of(gen1, (1 << 16), "localhost"), 205, 1, 7, 8, 9));
+            // map 1 reran (a stage retry, task 205) into a new generation
+            location(MapOutputLocation.of(gen1, 205, "localhost"), 205, 1, 7, 8, 9));
     MapOutputsByGeneration outputs =
         new MapOutputsByGeneration(JavaConverters.asScalaIterator(statuses.iterator()), 4);
 
@@ -45,7 +45,7 @@ class MapOutputsByGenerationTest {
     assertThat(gens).extracting(g -> g.id).containsExactly(gen0, gen1);
     assertThat(gens.get(0).attempts).containsExactly(1, -1, 0, -1);
     assertThat(gens.get(0).blocks).isEqualTo(3);
-    assertThat(gens.get(1).attempts).containsExactly(-1, 1 << 16, -1, -1);
+    assertThat(gens.get(1).attempts).containsExactly(-1, 205, -1, -1);
     assertThat(gens.get(1).blocks).isEqualTo(3);
   }
 
