@@ -39,6 +39,7 @@ public final class ClientContext implements Closeable {
   private final ScheduledExecutorService scheduler;
   private final InFlightLimiter inFlight;
   private final AuthConf auth;
+  private final ClientMetrics metrics = new ClientMetrics();
 
   /**
    * @throws IllegalArgumentException naming the setting when one is invalid (authentication on
@@ -83,6 +84,11 @@ public final class ClientContext implements Closeable {
 
   public TransportClientPool pool() {
     return pool;
+  }
+
+  /** What this JVM's client counts about failures it hid (failovers, moves, replica lag). */
+  public ClientMetrics metrics() {
+    return metrics;
   }
 
   /** The JVM's bounds on unacknowledged pushed bytes, per server and over all servers. */

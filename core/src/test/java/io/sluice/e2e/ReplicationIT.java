@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sluice.client.ClientContext;
+import io.sluice.client.ClientMetrics;
 import io.sluice.client.PartitionLocations;
 import io.sluice.client.coordinator.CoordinatorClient;
 import io.sluice.client.coordinator.ShuffleCoordinator;
@@ -161,6 +162,10 @@ class ReplicationIT {
       replicaBytes += cluster.server(i).metrics().replicaBytesPushed().getCount();
     }
     assertThat(replicaBytes).as("replica bytes the servers took").isPositive();
+    ClientMetrics metrics = cluster.context().metrics();
+    assertThat(metrics.replicaAcks()).as("pushes acknowledged by both copies").isPositive();
+    assertThat(metrics.readFailovers()).isZero();
+    assertThat(metrics.partitionsMoved()).isZero();
   }
 
   @Test
@@ -170,6 +175,10 @@ class ReplicationIT {
     kill(1);
     writeMap(1); // pushes to server 1 fail: every partition it held moves
 
+    ClientMetrics metrics = cluster.context().metrics();
+    assertThat(metrics.serverFailures()).as("batch revives").isEqualTo(1);
+    // server 1 was the primary of 2 of the 6 partitions and the replica of 2 others
+    assertThat(metrics.partitionsMoved()).as("partitions moved").isEqualTo(4);
     PartitionLocations after = client.locations(SHUFFLE);
     for (int p = 0; p < PARTITIONS; p++) {
       PartitionLocation l = after.location(p);
@@ -245,6 +254,9 @@ class ReplicationIT {
       }
       assertThat(reader.server()).isNull();
     }
+    assertThat(cluster.context().metrics().readFailovers())
+        .as("reads that moved to the other copy")
+        .isEqualTo(theOneRead ? 1 : 0);
     for (int m = 0; m < MAPS; m++) {
       assertThat(checker.count(m, 0)).as("map %d", m).isEqualTo(RECORDS);
     }

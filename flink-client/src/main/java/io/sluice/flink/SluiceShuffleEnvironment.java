@@ -90,6 +90,8 @@ public final class SluiceShuffleEnvironment
         "AvailableMemorySegments",
         (Gauge<Integer>) networkBufferPool::getNumberOfAvailableMemorySegments);
     group.gauge("UsedMemory", (Gauge<Long>) networkBufferPool::getUsedMemory);
+    // reads of a map partition that went on from its replica (ClientMetrics)
+    group.gauge("ReadFailovers", (Gauge<Long>) context.metrics()::readFailovers);
   }
 
   /** No data port: consumers read from Sluice servers. */

@@ -2,6 +2,7 @@ package io.sluice.e2e.spark;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.codahale.metrics.Counting;
 import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
 import io.sluice.client.coordinator.ShuffleCommit;
@@ -24,10 +25,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.Success$;
 import org.apache.spark.TaskContext;
 import org.apache.spark.TaskFailedReason;
 import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.metrics.source.Source;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerStageSubmitted;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
@@ -111,6 +114,11 @@ class SparkReplicationIT {
         .isEmpty();
     soft.assertThat(run.observed.retriedStages).as("stage attempts after the first").isEmpty();
     soft.assertThat(run.observed.failedTasks).as("failed tasks").isEmpty();
+    if (point == KillPoint.MID_MAP) {
+      soft.assertThat(run.partitionsMoved)
+          .as("partitions the coordinator moved off the killed daemon (driver metrics)")
+          .isPositive();
+    }
     if (point == KillPoint.MID_REDUCE) {
       // partition 0's reader was reading the killed daemon's copy and went on with the other one
       soft.assertThat(run.failovers)
@@ -141,6 +149,8 @@ class SparkReplicationIT {
     Observed observed;
     // executor log lines of readers that failed over from the killed daemon's copy
     List<String> failovers;
+    // partitions the driver's coordinator moved, from its Spark metrics source "sluice"
+    long partitionsMoved;
   }
 
   private Run run(KillPoint point, int factor) throws Exception {
@@ -216,6 +226,7 @@ class SparkReplicationIT {
             SparkSessions.executorLogLines(
                 spark.sparkContext().applicationId(),
                 line -> line.contains(" on " + victimAddress + " from its other copy"));
+        run.partitionsMoved = driverMetric("sluice.client.partitionsMoved");
         ShuffleCommit commit = coordinator.committed(shuffleId).get(60, TimeUnit.SECONDS);
         run.lostPartitions =
             commit.lostPartitions().isEmpty() ? "" : commit.lostPartitions().toString();
@@ -225,6 +236,14 @@ class SparkReplicationIT {
         spark.stop();
       }
     }
+  }
+
+  /** A count of the driver's Spark metrics source {@code sluice}. */
+  private static long driverMetric(String name) {
+    scala.collection.Seq<Source> sources =
+        SparkEnv.get().metricsSystem().getSourcesByName("sluice");
+    assertThat(sources.size()).as("the driver's Spark metrics sources named sluice").isEqualTo(1);
+    return ((Counting) sources.head().metricRegistry().getMetrics().get(name)).getCount();
   }
 
   /**

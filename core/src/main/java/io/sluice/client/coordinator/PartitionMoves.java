@@ -1,6 +1,7 @@
 package io.sluice.client.coordinator;
 
 import io.sluice.client.ClientContext;
+import io.sluice.client.ClientMetrics;
 import io.sluice.client.PartitionLocations;
 import io.sluice.common.Ids;
 import io.sluice.protocol.StatusException;
@@ -35,10 +36,16 @@ final class PartitionMoves {
   private final List<ServerAddress> servers;
   private final ServerExclusions exclusions;
   private final Registrar registrar;
+  private final ClientMetrics metrics;
 
   PartitionMoves(
-      String appId, List<ServerAddress> servers, ServerExclusions exclusions, Registrar registrar) {
+      String appId,
+      List<ServerAddress> servers,
+      ServerExclusions exclusions,
+      Registrar registrar,
+      ClientMetrics metrics) {
     this.appId = appId;
+    this.metrics = metrics;
     this.servers = servers;
     this.exclusions = exclusions;
     this.registrar = registrar;
@@ -64,6 +71,7 @@ final class PartitionMoves {
       int from = candidates.indexOf(now.getServer());
       ServerAddress primary = candidates.get(Math.floorMod(from + 1, candidates.size()));
       PartitionLocation next = moveOne(s, now, primary, Set.of(), new HashMap<>());
+      metrics.partitionsMoved(1);
       LOG.info(
           "Moved {} partition {} from {} (epoch {}) to {} (epoch {}): {}",
           Ids.shuffle(appId, shuffleId),
@@ -128,6 +136,8 @@ final class PartitionMoves {
         moveOne(s, at, primary, avoid, registered);
         moved++;
       }
+      metrics.serverFailed();
+      metrics.partitionsMoved(moved);
       LOG.warn(
           "Server {} failed under {} partition {} (epoch {}): moved its {} partition(s) of the"
               + " shuffle in one round: {}",

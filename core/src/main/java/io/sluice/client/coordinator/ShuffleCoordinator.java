@@ -105,7 +105,8 @@ public final class ShuffleCoordinator implements Closeable {
     this.servers = List.copyOf(servers);
     this.context = context;
     this.exclusions = new ServerExclusions(context.conf().excludeDurationMillis(), Clock.SYSTEM);
-    this.moves = new PartitionMoves(appId, servers, exclusions, this::registerOn);
+    this.moves =
+        new PartitionMoves(appId, servers, exclusions, this::registerOn, context.metrics());
     this.requests =
         new ThreadPoolExecutor(
             0,

@@ -172,6 +172,7 @@ public final class ReplicatedMapPartitionReader implements Closeable {
         handedOut,
         ClientContext.format(copies.get(copy)),
         e.getMessage());
+    context.metrics().readFailedOver();
     toSkip = handedOut;
     skippedPrint = 0;
     current = openCopy(copy);

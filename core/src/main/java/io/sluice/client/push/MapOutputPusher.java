@@ -343,10 +343,15 @@ public final class MapOutputPusher implements Closeable {
   private void send(PendingPush push) {
     PartitionLocation location = location(push.partition);
     push.attempts++;
-    CompletableFuture<Status> primary = pushTo(push, location, location.getServer(), false);
+    // when each copy answered: the later one's lag is the replica lag
+    long[] answeredAt = new long[2];
+    CompletableFuture<Status> primary =
+        pushTo(push, location, location.getServer(), false)
+            .whenComplete((status, e) -> answeredAt[0] = System.nanoTime());
     CompletableFuture<Status> replica =
         location.hasReplica()
             ? pushTo(push, location, location.getReplica(), true)
+                .whenComplete((status, e) -> answeredAt[1] = System.nanoTime())
             : CompletableFuture.completedFuture(Status.OK);
     CompletableFuture.allOf(primary, replica)
         .whenComplete(
@@ -356,6 +361,9 @@ public final class MapOutputPusher implements Closeable {
               if (primaryError == null && replicaError == null) {
                 if (primary.join() == Status.SOFT_SPLIT || replica.join() == Status.SOFT_SPLIT) {
                   softSplits.putIfAbsent(push.partition, location);
+                }
+                if (location.hasReplica()) {
+                  context.metrics().replicaAckLag(Math.abs(answeredAt[1] - answeredAt[0]));
                 }
                 int header = push.body.readerIndex();
                 synchronized (lock) {

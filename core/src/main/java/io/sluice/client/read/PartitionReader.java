@@ -276,6 +276,7 @@ public final class PartitionReader implements Closeable {
           describe(failed),
           ClientContext.format(copy.getServer()),
           last.getMessage());
+      context.metrics().readFailedOver();
       releaseChunk();
       closeStream();
       try {

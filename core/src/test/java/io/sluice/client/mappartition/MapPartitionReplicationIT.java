@@ -280,6 +280,7 @@ class MapPartitionReplicationIT {
     assertThat(cluster.server(serverIndex(copies.get(1))).metrics().mapReads().getCount())
         .as("reads of the replica")
         .isGreaterThan(replicaReads);
+    assertThat(cluster.context().metrics().readFailovers()).as("read failovers").isEqualTo(1);
   }
 
   /** A block of the primary's file fails its checksum: the reader takes it from the replica. */

@@ -7,16 +7,18 @@ import io.sluice.protocol.proto.ServerAddress;
 import java.io.Closeable;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.SparkEnv;
 
 /**
  * The one {@link ClientContext} of a Spark JVM (executor or driver), created on first use, and a
  * coordinator client per coordinator address. All tasks of the JVM share its connections and its
- * in-flight bound. Thread safe.
+ * in-flight bound; its client metrics are the Spark metrics source {@code sluice}. Thread safe.
  */
 final class SluiceClients implements Closeable {
   private final SluiceConf conf;
   private final Map<String, CoordinatorClient> coordinators = new ConcurrentHashMap<>();
   private volatile ClientContext context;
+  private SluiceMetricsSource metricsSource; // guarded by this
   private boolean closed; // guarded by this
 
   SluiceClients(SluiceConf conf) {
@@ -35,6 +37,11 @@ final class SluiceClients implements Closeable {
       if (context == null) {
         // created on first use, when Spark's environment (and its secret) exists
         context = new ClientContext(SparkSluiceConf.withSparkSecret(conf));
+        SparkEnv env = SparkEnv.get();
+        if (env != null) {
+          metricsSource = new SluiceMetricsSource(context.metrics());
+          env.metricsSystem().registerSource(metricsSource);
+        }
       }
       return context;
     }
@@ -50,6 +57,11 @@ final class SluiceClients implements Closeable {
   @Override
   public synchronized void close() {
     closed = true;
+    SparkEnv env = SparkEnv.get();
+    if (metricsSource != null && env != null) {
+      env.metricsSystem().removeSource(metricsSource);
+    }
+    metricsSource = null;
     if (context != null) {
       context.close();
       context = null;

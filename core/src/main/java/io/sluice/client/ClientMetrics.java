@@ -1,0 +1,70 @@
+package io.sluice.client;
+
+import com.codahale.metrics.Meter;
+import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.Timer;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What the client library of one JVM counts about failures it hid from the engine, so an operator
+ * sees them without reading logs. The engines publish {@link #registry} through their own metrics
+ * systems: Spark as the source {@code sluice} of the driver and of every executor, Flink as the
+ * group {@code Shuffle.Sluice} of every TaskManager.
+ *
+ * <ul>
+ *   <li>{@code sluice.client.readFailovers}: reads of a partition that moved to its other copy
+ *       after the first one failed (mid-stream included);
+ *   <li>{@code sluice.client.partitionsMoved}: partitions a coordinator in this JVM moved to new
+ *       servers (a full split, a refused push, a failed server);
+ *   <li>{@code sluice.client.serverFailures}: servers a coordinator in this JVM found failed under
+ *       a push, each moving all partitions of a shuffle it held in one round (batch revive);
+ *   <li>{@code sluice.client.replicaAckLag}: for each push to two copies, how long after the first
+ *       copy's acknowledgement the second one came (replica lag: what waiting for both costs).
+ * </ul>
+ */
+public final class ClientMetrics {
+  public static final String PREFIX = "sluice.client.";
+
+  private final MetricRegistry registry = new MetricRegistry();
+  private final Meter readFailovers = registry.meter(PREFIX + "readFailovers");
+  private final Meter partitionsMoved = registry.meter(PREFIX + "partitionsMoved");
+  private final Meter serverFailures = registry.meter(PREFIX + "serverFailures");
+  private final Timer replicaAckLag = registry.timer(PREFIX + "replicaAckLag");
+
+  public MetricRegistry registry() {
+    return registry;
+  }
+
+  public void readFailedOver() {
+    readFailovers.mark();
+  }
+
+  public void partitionsMoved(int count) {
+    partitionsMoved.mark(count);
+  }
+
+  public void serverFailed() {
+    serverFailures.mark();
+  }
+
+  /** The two copies of a push were acknowledged {@code nanos} apart. */
+  public void replicaAckLag(long nanos) {
+    replicaAckLag.update(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+  }
+
+  public long readFailovers() {
+    return readFailovers.getCount();
+  }
+
+  public long partitionsMoved() {
+    return partitionsMoved.getCount();
+  }
+
+  public long serverFailures() {
+    return serverFailures.getCount();
+  }
+
+  public long replicaAcks() {
+    return replicaAckLag.getCount();
+  }
+}
