@@ -157,6 +157,17 @@ public final class ClientContext implements Closeable {
   }
 
   /**
+   * Asks {@code server} whether it is alive (a heartbeat of {@code appId}) on a control connection,
+   * which flow control never pauses; completes when it answers, exceptionally when it cannot be
+   * reached or does not answer within {@code timeoutMillis}. Never blocks.
+   */
+  public CompletableFuture<Void> pingAsync(String appId, ServerAddress server, long timeoutMillis) {
+    return pool.getAsync(server.getHost(), server.getPort(), appId)
+        .thenCompose(client -> callAsync(client, ServerRequests.heartbeat(appId), timeoutMillis))
+        .thenAccept(Message::release);
+  }
+
+  /**
    * A pooled connection for pushing data to {@code server}. Pushes have connections of their own: a
    * server under memory pressure stops reading the connections that push, and reads and control
    * requests must not wait behind them.

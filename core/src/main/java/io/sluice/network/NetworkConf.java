@@ -16,6 +16,16 @@ public final class NetworkConf {
           "sluice.network.requestTimeout",
           "120s",
           "Time a request may wait for its response before it fails naming the server.");
+  public static final ConfigKey<Long> SILENT_AFTER =
+      ConfigKey.millis(
+          "sluice.network.silentAfter",
+          "10s",
+          "Clients: a push or commit unanswered this long makes the client ping the server on a"
+              + " control connection (never paused by flow control); a server that does not"
+              + " answer the ping within this time either is silent (a black-holed host, a hung"
+              + " process): those requests fail at once and its partitions move, instead of each"
+              + " waiting sluice.network.requestTimeout. A server that answers the ping is only"
+              + " busy, and its requests keep waiting.");
   public static final ConfigKey<Long> MAX_FRAME_SIZE =
       ConfigKey.bytes(
           "sluice.network.maxFrameSize",
@@ -61,6 +71,7 @@ public final class NetworkConf {
           IO_THREADS,
           CONNECT_TIMEOUT,
           REQUEST_TIMEOUT,
+          SILENT_AFTER,
           MAX_FRAME_SIZE,
           MAX_CONTROL_FRAME_SIZE,
           CONNECTIONS_PER_SERVER,
@@ -72,6 +83,7 @@ public final class NetworkConf {
   private final int ioThreads;
   private final long connectTimeoutMillis;
   private final long requestTimeoutMillis;
+  private final long silentAfterMillis;
   private final int maxFrameSize;
   private final int connectionsPerServer;
   private final boolean epoll;
@@ -86,6 +98,10 @@ public final class NetworkConf {
     this.ioThreads = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
     this.connectTimeoutMillis = conf.get(CONNECT_TIMEOUT);
     this.requestTimeoutMillis = conf.get(REQUEST_TIMEOUT);
+    this.silentAfterMillis = conf.get(SILENT_AFTER);
+    if (silentAfterMillis < 1) {
+      throw new IllegalArgumentException(SILENT_AFTER + " must be positive");
+    }
     long frame = conf.get(MAX_FRAME_SIZE);
     if (frame < 1024 || frame > Integer.MAX_VALUE) {
       throw new IllegalArgumentException(
@@ -135,6 +151,11 @@ public final class NetworkConf {
 
   public long requestTimeoutMillis() {
     return requestTimeoutMillis;
+  }
+
+  /** See {@link #SILENT_AFTER}. */
+  public long silentAfterMillis() {
+    return silentAfterMillis;
   }
 
   /** Bytes; frames above this close the connection. */

@@ -2,6 +2,7 @@ package io.sluice.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.sluice.client.ClientContext;
 import io.sluice.client.ClientMetrics;
@@ -19,7 +20,9 @@ import io.sluice.testutil.BlackHoleProxy;
 import io.sluice.testutil.Records;
 import io.sluice.testutil.TestCluster;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -52,16 +55,20 @@ class ReplicationIT {
   private CoordinatorClient client;
 
   private void start(int factor) throws Exception {
-    cluster =
-        TestCluster.start(
-            tmp,
-            3,
+    start(factor, Map.of());
+  }
+
+  private void start(int factor, Map<String, String> extra) throws Exception {
+    Map<String, String> conf =
+        new HashMap<>(
             Map.of(
                 "sluice.replication.factor", "" + factor,
                 "sluice.read.chunkSize", "8k",
                 "sluice.read.prefetchChunks", "1",
                 "sluice.push.bufferSize", "2k",
                 "sluice.network.connectTimeout", "2s"));
+    conf.putAll(extra);
+    cluster = TestCluster.start(tmp, 3, conf);
     List<ServerAddress> addresses = new ArrayList<>();
     for (ServerAddress s : cluster.addresses()) {
       BlackHoleProxy proxy = new BlackHoleProxy("127.0.0.1", s.getPort());
@@ -186,6 +193,35 @@ class ReplicationIT {
       assertThat(l.getReplica()).as("partition %d's replica", p).isNotEqualTo(proxied(1));
     }
     CommittedShuffle committed = client.committedSplits(SHUFFLE, 0, PARTITIONS, true);
+    assertThat(committed.getNumLostPartitions()).as(committed.getLostReason()).isZero();
+    assertComplete(readAll());
+  }
+
+  /**
+   * A server goes silent in the middle of the map stage (a black-holed host: its connections stay
+   * open and nothing is answered). Pushes to it would each wait sluice.network.requestTimeout
+   * (120s); a ping finds it silent after sluice.network.silentAfter and its partitions move at
+   * once, so the map finishes long before one request timeout and nothing is lost.
+   */
+  @Test
+  void aServerThatGoesSilentWhileMapsPushIsLeftWithinSilentAfter() throws Exception {
+    start(2, Map.of("sluice.network.silentAfter", "300ms"));
+    writeMap(0);
+    proxies.get(1).blackHole();
+    assertTimeoutPreemptively(Duration.ofSeconds(60), () -> writeMap(1));
+
+    ClientMetrics metrics = cluster.context().metrics();
+    assertThat(metrics.serverFailures()).as("batch revives").isEqualTo(1);
+    PartitionLocations after = client.locations(SHUFFLE);
+    for (int p = 0; p < PARTITIONS; p++) {
+      PartitionLocation l = after.location(p);
+      assertThat(l.getServer()).as("partition %d", p).isNotEqualTo(proxied(1));
+      assertThat(l.getReplica()).as("partition %d's replica", p).isNotEqualTo(proxied(1));
+    }
+    // the commit does not wait a request timeout for the silent server either
+    CommittedShuffle committed =
+        assertTimeoutPreemptively(
+            Duration.ofSeconds(60), () -> client.committedSplits(SHUFFLE, 0, PARTITIONS, true));
     assertThat(committed.getNumLostPartitions()).as(committed.getLostReason()).isZero();
     assertComplete(readAll());
   }

@@ -7,6 +7,8 @@ import io.sluice.client.BatchCodec;
 import io.sluice.client.ChecksumBenchmarkSwitch;
 import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
+import io.sluice.client.SilentServerWatch;
+import io.sluice.client.SilentServerWatch.SilentServerException;
 import io.sluice.client.coordinator.CoordinatorClient;
 import io.sluice.common.Ids;
 import io.sluice.network.TransportClient;
@@ -112,6 +114,8 @@ public final class MapOutputPusher implements Closeable {
    */
   private final Map<Integer, PartitionLocation> softSplits = new ConcurrentHashMap<>();
 
+  private final SilentServerWatch silentServers;
+
   public MapOutputPusher(
       ClientContext context,
       CoordinatorClient coordinator,
@@ -143,6 +147,7 @@ public final class MapOutputPusher implements Closeable {
     this.fill = new int[locations.numPartitions()];
     this.bytesPushed = new long[locations.numPartitions()];
     this.nextBatchIds = new int[locations.numPartitions()];
+    this.silentServers = new SilentServerWatch(context, appId);
   }
 
   /** Where {@code partition} is written now. */
@@ -310,30 +315,32 @@ public final class MapOutputPusher implements Closeable {
   /** Pushes the batch to one server; completes with the answer's status (OK or SOFT_SPLIT). */
   private CompletableFuture<Status> pushTo(
       PendingPush push, PartitionLocation location, ServerAddress server, boolean replica) {
-    return connectionTo(server, replica)
-        .thenCompose(
-            connection ->
-                context.callAsync(
-                    connection,
-                    id ->
-                        Messages.request(
-                            MessageType.PUSH_DATA,
-                            PushData.newBuilder()
-                                .setRequestId(id)
-                                .setAppId(appId)
-                                .setShuffleId(shuffleId)
-                                .setPartitionId(push.partition)
-                                .setEpoch(location.getEpoch())
-                                .setReplica(replica)
-                                .build(),
-                            id,
-                            push.body.retainedDuplicate())))
-        .thenApply(
-            response -> {
-              Status status = response.header(Response.class).getStatus();
-              response.release();
-              return status;
-            });
+    CompletableFuture<Status> answer =
+        connectionTo(server, replica)
+            .thenCompose(
+                connection ->
+                    context.callAsync(
+                        connection,
+                        id ->
+                            Messages.request(
+                                MessageType.PUSH_DATA,
+                                PushData.newBuilder()
+                                    .setRequestId(id)
+                                    .setAppId(appId)
+                                    .setShuffleId(shuffleId)
+                                    .setPartitionId(push.partition)
+                                    .setEpoch(location.getEpoch())
+                                    .setReplica(replica)
+                                    .build(),
+                                id,
+                                push.body.retainedDuplicate())))
+            .thenApply(
+                response -> {
+                  Status status = response.header(Response.class).getStatus();
+                  response.release();
+                  return status;
+                });
+    return silentServers.watch(server, answer);
   }
 
   /**
@@ -404,17 +411,21 @@ public final class MapOutputPusher implements Closeable {
    * Decides what a failed push does next, by status: CONGESTED waits (jittered, capped backoff) and
    * retries the same location for as long as {@code sluice.push.timeout}; HARD_SPLIT moves the
    * partition at once; a failed connection or INTERNAL_ERROR retries twice, then reports the server
-   * failed (the coordinator moves every partition it held, in one round); after {@code
-   * sluice.push.maxRetries} failures that are not congestion, or on any other status, the map task
-   * fails. {@code replicaFailed}: the location's replica failed, its primary took the batch. No
-   * thread waits: the retry and the coordinator's answer run as callbacks.
+   * failed (the coordinator moves every partition it held, in one round), and a silent server
+   * ({@link SilentServerWatch}) is reported failed at once; after {@code sluice.push.maxRetries}
+   * failures that are not congestion, or on any other status, the map task fails. {@code
+   * replicaFailed}: the location's replica failed, its primary took the batch. No thread waits: the
+   * retry and the coordinator's answer run as callbacks.
    */
   private void onFailure(
       PendingPush push, PartitionLocation location, Throwable cause, boolean replicaFailed) {
     Status status = cause instanceof StatusException ? ((StatusException) cause).status() : null;
     boolean congested = status == Status.CONGESTED;
     boolean transientFailure = status == null || status == Status.INTERNAL_ERROR;
-    boolean moveOn = status == Status.HARD_SPLIT || (transientFailure && push.failures >= 2);
+    // a silent server is not retried: its partitions move at once
+    boolean silent = cause instanceof SilentServerException;
+    boolean moveOn =
+        status == Status.HARD_SPLIT || (transientFailure && (push.failures >= 2 || silent));
     if (congested) {
       push.congestedRetries++;
     } else {
@@ -625,6 +636,7 @@ public final class MapOutputPusher implements Closeable {
   /** Drops buffered records (a failed or killed task). Pushes in flight finish on their own. */
   @Override
   public void close() {
+    silentServers.close();
     for (int p = 0; p < buffers.length; p++) {
       buffers[p] = null;
       fill[p] = 0;

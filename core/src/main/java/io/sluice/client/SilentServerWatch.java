@@ -1,0 +1,151 @@
+package io.sluice.client;
+
+import io.sluice.protocol.StatusException;
+import io.sluice.protocol.proto.ServerAddress;
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Finds the servers that leave requests unanswered and fails those requests at once.
+ *
+ * <p>A server that stops answering without closing its connections (a black-holed host, a hung
+ * process) would make every request to it wait {@code sluice.network.requestTimeout} (120s): each
+ * push and its retries, so a map task could fail on {@code sluice.push.timeout}, and a commit, so
+ * every reducer would wait. A request can also wait for a healthy reason: a server under memory
+ * pressure stops reading the connections that push, and a commit of much data takes its time. The
+ * two are told apart by a ping on a control connection, which flow control never pauses: when a
+ * watched request has waited {@code sluice.network.silentAfter}, its server is pinged; if the ping
+ * is not answered within the same time either, every watched request to that server that had waited
+ * that long fails with {@link SilentServerException}. A server that answers the ping, with any
+ * status, is alive and its requests keep waiting.
+ *
+ * <p>One check runs every half {@code silentAfter} on the client's scheduler; it and the pings
+ * never wait. Thread safe.
+ */
+public final class SilentServerWatch implements Closeable {
+  /** A request failed because its server answered neither it nor a ping. */
+  public static final class SilentServerException extends IOException {
+    SilentServerException(String message) {
+      super(message);
+    }
+  }
+
+  private static final class Sent {
+    final ServerAddress server;
+    final long sentNanos;
+
+    Sent(ServerAddress server, long sentNanos) {
+      this.server = server;
+      this.sentNanos = sentNanos;
+    }
+  }
+
+  private final ClientContext context;
+  private final String appId;
+  private final long silentAfterMillis;
+  private final Map<CompletableFuture<?>, Sent> unanswered = new ConcurrentHashMap<>();
+  private final Set<ServerAddress> pinging = ConcurrentHashMap.newKeySet();
+  private final ScheduledFuture<?> checks;
+
+  public SilentServerWatch(ClientContext context, String appId) {
+    this.context = context;
+    this.appId = appId;
+    this.silentAfterMillis = context.networkConf().silentAfterMillis();
+    long period = Math.max(1, silentAfterMillis / 2);
+    this.checks =
+        context
+            .scheduler()
+            .scheduleWithFixedDelay(this::check, period, period, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Watches {@code answer}, the answer of a request to {@code server}.
+   *
+   * @return a future that completes as {@code answer} does, or first with a {@link
+   *     SilentServerException}; {@code answer} itself is never completed here, so the stages that
+   *     release its resources still run. Its value must hold nothing to release.
+   */
+  public <T> CompletableFuture<T> watch(ServerAddress server, CompletableFuture<T> answer) {
+    CompletableFuture<T> watched = new CompletableFuture<>();
+    unanswered.put(watched, new Sent(server, System.nanoTime()));
+    watched.whenComplete((v, e) -> unanswered.remove(watched));
+    answer.whenComplete(
+        (v, e) -> {
+          if (e != null) {
+            watched.completeExceptionally(unwrap(e));
+          } else {
+            watched.complete(v);
+          }
+        });
+    return watched;
+  }
+
+  /** Scheduler thread: pings each server with a request unanswered for silentAfter, one at once. */
+  private void check() {
+    long now = System.nanoTime();
+    Set<ServerAddress> waitedLong = new HashSet<>();
+    for (Sent s : unanswered.values()) {
+      if (now - s.sentNanos >= TimeUnit.MILLISECONDS.toNanos(silentAfterMillis)) {
+        waitedLong.add(s.server);
+      }
+    }
+    for (ServerAddress server : waitedLong) {
+      if (pinging.add(server)) {
+        long pingedNanos = System.nanoTime();
+        context
+            .pingAsync(appId, server, silentAfterMillis)
+            .whenComplete(
+                (ok, error) -> {
+                  pinging.remove(server);
+                  if (error != null && !answered(error)) {
+                    failRequestsTo(server, pingedNanos, error);
+                  }
+                });
+      }
+    }
+  }
+
+  /** A server that answered with a status (any status) is alive. */
+  private static boolean answered(Throwable error) {
+    return unwrap(error) instanceof StatusException;
+  }
+
+  private static Throwable unwrap(Throwable error) {
+    return error instanceof CompletionException && error.getCause() != null
+        ? error.getCause()
+        : error;
+  }
+
+  /** Fails the requests to {@code server} that had waited silentAfter when the ping was sent. */
+  private void failRequestsTo(ServerAddress server, long pingedNanos, Throwable pingError) {
+    SilentServerException silent =
+        new SilentServerException(
+            "Sluice server "
+                + ClientContext.format(server)
+                + " is silent: a request to it waited "
+                + silentAfterMillis
+                + " ms (sluice.network.silentAfter) without an answer, and so did a ping ("
+                + unwrap(pingError).getMessage()
+                + ")");
+    long limit = pingedNanos - TimeUnit.MILLISECONDS.toNanos(silentAfterMillis);
+    for (Map.Entry<CompletableFuture<?>, Sent> e : unanswered.entrySet()) {
+      Sent s = e.getValue();
+      if (s.server.equals(server) && s.sentNanos - limit <= 0) {
+        e.getKey().completeExceptionally(silent);
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    checks.cancel(false);
+  }
+}
