@@ -5,24 +5,28 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The rounds of the server benchmark run with batch checksums on or off, and their totals: bytes,
- * time and CPU summed over every measured round (the warmup excluded), so the comparison of the two
- * runs does not hang on one round.
+ * The rounds of the server benchmark run with one setting (batch checksums on or off, how
+ * connections are secured, the replication factor), and their totals: bytes, time and CPU summed
+ * over every measured round (the warmup excluded), so the comparison of two runs does not hang on
+ * one round.
  */
 final class ChecksumRun {
   final boolean checksums;
   final boolean verifyOnPush;
   final WireSecurity security;
+  final int replicationFactor;
   final List<RoundResult> results = new ArrayList<>();
   boolean warmupVerified = true;
   boolean serverCpuSupported;
   long memoryPeak;
   long checksumFailures;
 
-  ChecksumRun(boolean checksums, boolean verifyOnPush, WireSecurity security) {
+  ChecksumRun(
+      boolean checksums, boolean verifyOnPush, WireSecurity security, int replicationFactor) {
     this.checksums = checksums;
     this.verifyOnPush = verifyOnPush;
     this.security = security;
+    this.replicationFactor = replicationFactor;
   }
 
   String describe() {
@@ -85,6 +89,7 @@ final class ChecksumRun {
     StringBuilder s = new StringBuilder("{\"checksums\":").append(checksums);
     s.append(",\"security\":").append(Json.str(security.key));
     s.append(",\"verifyOnPush\":").append(verifyOnPush);
+    s.append(",\"replicationFactor\":").append(replicationFactor);
     s.append(",\"bytes\":").append(bytes());
     s.append(",\"ingestMBps\":").append(Json.num(ingestMBps()));
     s.append(",\"readMBps\":").append(Json.num(readMBps()));

@@ -197,7 +197,7 @@ public final class PressureBenchmark {
                   ClientContext.address("127.0.0.1", coordinator.port())),
               new Records(0x5eed),
               new CpuMeter(),
-              server.metrics(),
+              List.of(server.metrics()),
               partitions,
               2);
       RoundResult result;

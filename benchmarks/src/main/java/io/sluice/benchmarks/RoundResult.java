@@ -1,5 +1,6 @@
 package io.sluice.benchmarks;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -21,6 +22,13 @@ final class RoundResult {
   final long processCpuWriteNanos;
   final long processCpuReadNanos;
   final long congestedPushes;
+
+  /** Bytes of pushes each server took (sluice.server.bytesPushed), replica pushes included. */
+  final long[] serverBytesPushed;
+
+  /** Of those, the bytes of replica pushes (sluice.server.replicaBytesPushed). */
+  final long[] serverReplicaBytesPushed;
+
   final ReadVerifier.Outcome outcome;
   final String failure;
 
@@ -35,6 +43,8 @@ final class RoundResult {
     this.processCpuWriteNanos = b.processCpuWriteNanos;
     this.processCpuReadNanos = b.processCpuReadNanos;
     this.congestedPushes = b.congestedPushes;
+    this.serverBytesPushed = b.serverBytesPushed.clone();
+    this.serverReplicaBytesPushed = b.serverReplicaBytesPushed.clone();
     this.outcome = b.outcome;
     this.failure = b.failure;
   }
@@ -66,6 +76,15 @@ final class RoundResult {
 
   double readMBps() {
     return rate(readNanos);
+  }
+
+  /** CPU seconds per GiB of records written of what is not the server's, pushing and committing. */
+  double clientCpuSecPerGiBWrite() {
+    return perGiB(processCpuWriteNanos - serverCpuWriteNanos);
+  }
+
+  double serverCpuSecPerGiBWrite() {
+    return perGiB(serverCpuWriteNanos);
   }
 
   private double perGiB(long cpuNanos) {
@@ -136,7 +155,10 @@ final class RoundResult {
     s.append(",\"serverCpuSecPerGiBRead\":").append(Json.num(perGiB(serverCpuReadNanos)));
     s.append(",\"processCpuSecPerGiBWrite\":").append(Json.num(perGiB(processCpuWriteNanos)));
     s.append(",\"processCpuSecPerGiBRead\":").append(Json.num(perGiB(processCpuReadNanos)));
+    s.append(",\"clientCpuSecPerGiBWrite\":").append(Json.num(clientCpuSecPerGiBWrite()));
     s.append(",\"congestedPushes\":").append(congestedPushes);
+    s.append(",\"serverBytesPushed\":").append(Arrays.toString(serverBytesPushed));
+    s.append(",\"serverReplicaBytesPushed\":").append(Arrays.toString(serverReplicaBytesPushed));
     if (outcome != null) {
       s.append(",\"verifiedBytes\":").append(outcome.verifiedBytes);
       s.append(",\"outOfOrderRecords\":").append(outcome.outOfOrderRecords);
@@ -169,6 +191,8 @@ final class RoundResult {
     long processCpuWriteNanos;
     long processCpuReadNanos;
     long congestedPushes;
+    long[] serverBytesPushed = {};
+    long[] serverReplicaBytesPushed = {};
     ReadVerifier.Outcome outcome;
     String failure;
 

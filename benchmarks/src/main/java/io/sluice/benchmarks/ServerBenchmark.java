@@ -23,6 +23,32 @@ import java.util.stream.Stream;
  * all that twice, without and with batch checksums, and compares the two; with {@code --auth} and
  * {@code --tls}, it compares plain connections with authenticated ones and with TLS. The last line
  * printed is one JSON object.
+ *
+ * <p><b>Replication.</b> {@code --replication 2} starts two servers (data directories {@code
+ * server-0} and {@code server-1} under the work directory) and writes every split with {@code
+ * sluice.replication.factor} 2: a primary on one server, a replica on the other. {@code
+ * --replication both} runs factor 1 and factor 2 on the same two servers (two applications, their
+ * rounds taking turns), so placement spreads the primaries over both servers alike, and reports per
+ * pusher count the push + commit time of factor 2 over factor 1 ({@code replicationRatio}), the
+ * ingest and read rates, both servers' CPU per GiB written, the rest of the process's CPU (the map
+ * tasks: "client CPU") and the bytes each server took, of which replica copies ({@code
+ * sluice.server.bytesPushed}, {@code sluice.server.replicaBytesPushed}). Reads are verified in both
+ * runs; with factor 2 a reader reads one copy.
+ *
+ * <p>Where factor 2's cost goes: the client writes every batch to two sockets (the same buffer, no
+ * extra copy in the JVM, but twice the bytes through the kernel and loopback: more client CPU);
+ * every byte is decoded, buffered, flushed and fsynced by two servers instead of one (server CPU
+ * per GiB of records at least doubles, and so do disk writes and the commit's fsyncs); and a batch
+ * is acknowledged only when both servers answered, so a map task waits for the slower of the two.
+ * Here client, both servers and the disk share one machine, so every one of those costs comes out
+ * of the same cores, and {@code replicationRatio} can exceed 2; on separate hosts the servers' work
+ * runs in parallel and the second copy costs the client's network bandwidth instead.
+ *
+ * <p>Data path: the client pushes to both copies. The other design, the primary forwarding each
+ * batch to the replica (Celeborn's), would halve what a map task sends, at the cost of a second
+ * network hop before the acknowledgement, the primary's CPU to send every byte on, and
+ * server-to-server connections with credentials of their own (with {@code sluice.auth.*} a server
+ * would need to push as the application). It is not built; this benchmark measures the client path.
  */
 public final class ServerBenchmark {
   static final String NAME = "server";
@@ -116,6 +142,9 @@ public final class ServerBenchmark {
       if (options.securityRuns().size() > 1) {
         out.println();
         out.println(run.security.description + ":");
+      } else if (options.replicationRuns().size() > 1) {
+        out.println();
+        out.println("replication factor " + run.replicationFactor + ":");
       } else if (runs.size() > 1) {
         out.println();
         out.println("checksums " + run.describe() + ":");
@@ -127,6 +156,9 @@ public final class ServerBenchmark {
         out.println();
         out.println(ChecksumRun.securityComparison(runs.get(0), run));
       }
+    } else if (options.replicationRuns().size() > 1) {
+      out.println();
+      new ReplicationReport(runs.get(0), runs.get(1)).lines().forEach(out::println);
     } else if (runs.size() > 1) {
       out.println();
       out.println(ChecksumRun.comparison(runs.get(0), runs.get(1)));
@@ -139,10 +171,11 @@ public final class ServerBenchmark {
 
   /**
    * Runs the warmup and one shuffle per pusher count for each checksum setting ({@code
-   * --checksums}). With both, the two settings have a server each, open side by side, and their
-   * rounds take turns (off then on for the first pusher count, on then off for the next, ...), so a
-   * change in what else runs on the machine hits both alike. The idle server's threads count in the
-   * other's server CPU; idle, they use next to none.
+   * --checksums}), connection security ({@code --auth}, {@code --tls}) and replication factor
+   * ({@code --replication}). With both, the two settings have a server each, open side by side, and
+   * their rounds take turns (off then on for the first pusher count, on then off for the next,
+   * ...), so a change in what else runs on the machine hits both alike. The idle server's threads
+   * count in the other's server CPU; idle, they use next to none.
    */
   private List<ChecksumRun> runShuffles(Path dir, List<Integer> pusherCounts)
       throws IOException, InterruptedException {
@@ -165,8 +198,15 @@ public final class ServerBenchmark {
               security == WireSecurity.TLS
                   ? tlsSettings
                   : security == WireSecurity.AUTH ? AUTH_SETTINGS : Map.of();
-          setups.add(
-              ChecksumSetup.open(options, setupDir, checksums, security, securitySettings, cpu));
+          List<Integer> factors = options.replicationRuns();
+          ChecksumSetup first =
+              ChecksumSetup.open(
+                  options, setupDir, checksums, security, securitySettings, factors.get(0), cpu);
+          setups.add(first);
+          for (int factor : factors.subList(1, factors.size())) {
+            // --replication both: factor 2 on factor 1's servers, so placement spreads alike
+            setups.add(first.sharing(options, factor, cpu));
+          }
         }
       }
       if (options.warmupBytes > 0) {
@@ -199,8 +239,9 @@ public final class ServerBenchmark {
         }
       }
     } finally {
-      for (ChecksumSetup setup : setups) {
-        setup.close();
+      // in reverse: a setup sharing servers closes before the one that owns them
+      for (int k = setups.size() - 1; k >= 0; k--) {
+        setups.get(k).close();
       }
     }
     List<ChecksumRun> runs = new ArrayList<>();
@@ -213,6 +254,9 @@ public final class ServerBenchmark {
   private String label(ChecksumSetup setup) {
     if (options.securityRuns().size() > 1) {
       return " (" + setup.run.security.key + ")";
+    }
+    if (options.replicationRuns().size() > 1) {
+      return " (factor " + setup.run.replicationFactor + ")";
     }
     return options.checksumRuns().size() > 1
         ? " (checksums " + (setup.run.checksums ? "on" : "off") + ")"
@@ -233,13 +277,17 @@ public final class ServerBenchmark {
     out.printf(
         Locale.ROOT,
         "shuffle-bench server: %s per run, %d partitions, pushers %s, compression %s,"
-            + " checksums %s%s, server memory %s, %d reader threads%n",
+            + " checksums %s%s, replication %s (%d server%s), server memory %s each, %d reader"
+            + " threads%n",
         size(options.sizeBytes),
         options.partitions,
         pusherCounts,
         options.compression,
         options.checksums,
         options.securityRuns().size() > 1 ? ", connections " + options.securityRuns() : "",
+        options.replication,
+        options.serverCount(),
+        options.serverCount() > 1 ? "s" : "",
         size(options.memoryBytes),
         options.readers);
     if (!options.conf.isEmpty()) {
@@ -269,7 +317,7 @@ public final class ServerBenchmark {
     out.printf(
         Locale.ROOT,
         "raw disk: %.1f MB/s (FileChannel.write of 1 MiB direct buffers + fsync, %s, the better of"
-            + " before and after the shuffles); peak server memory held %s%n",
+            + " before and after the shuffles); peak memory held by a server %s%n",
         rawDiskMBps,
         size(options.sizeBytes),
         size(memoryPeak));
@@ -280,7 +328,7 @@ public final class ServerBenchmark {
     out.println(
         "Client and server share this JVM: 'proc CPU' is the whole process (map tasks generating"
             + " and copying records, readers verifying them, GC, JIT); 'srv CPU' counts only the"
-            + " server's threads (sluice-server-*, sluice-flusher-*, sluice-housekeeping,"
+            + " servers' threads (sluice-server-*, sluice-flusher-*, sluice-housekeeping,"
             + " sluice-chunk-reader-*)"
             + (serverCpu ? "." : ", which this JVM cannot measure."));
     out.println(
@@ -298,7 +346,8 @@ public final class ServerBenchmark {
       double rawAfter,
       double rawDiskMBps,
       boolean verified) {
-    // the headline is the last run: with checksums on when both ran, over TLS with --tls
+    // the headline is the last run: with checksums on when both ran, over TLS with --tls, with
+    // factor 2 for --replication both
     ChecksumRun last = runs.get(runs.size() - 1);
     List<RoundResult> results = last.results;
     RoundResult headline =
@@ -340,6 +389,8 @@ public final class ServerBenchmark {
       s.append(i == 0 ? "" : ",").append(results.get(i).toJson(rawDiskMBps));
     }
     s.append(']');
+    s.append(",\"replication\":").append(Json.str(options.replication));
+    s.append(",\"servers\":").append(options.serverCount());
     s.append(",\"tls\":").append(options.tls);
     s.append(",\"auth\":").append(options.auth);
     if (options.securityRuns().size() > 1) {
@@ -357,6 +408,8 @@ public final class ServerBenchmark {
         s.append(",\"").append(k).append("ProcessCpuRatio\":");
         s.append(Json.num(run.processCpuSecPerGiB() / plain.processCpuSecPerGiB()));
       }
+    } else if (options.replicationRuns().size() > 1) {
+      s.append(new ReplicationReport(runs.get(0), runs.get(1)).json(rawDiskMBps));
     } else if (runs.size() > 1) {
       ChecksumRun off = runs.get(0);
       ChecksumRun on = runs.get(1);

@@ -3,6 +3,7 @@ package io.sluice.benchmarks;
 import com.beust.jcommander.Parameter;
 import com.beust.jcommander.ParameterException;
 import io.sluice.client.BatchCodec;
+import io.sluice.client.ClientConf;
 import io.sluice.common.SluiceConf;
 import java.util.ArrayList;
 import java.util.List;
@@ -79,6 +80,15 @@ public final class ServerBenchmarkOptions {
               + " compares them: authIngestRatio, authReadRatio (auth over plain)")
   boolean auth;
 
+  @Parameter(
+      names = "--replication",
+      description =
+          "sluice.replication.factor: 1 (one server), 2 (two servers, a replica of every split on"
+              + " the other one, the client pushing to both), or both (factor 1 and factor 2 in one"
+              + " run on the same two servers, their rounds taking turns; the last JSON line"
+              + " compares them: replicationRatio, push+commit time of factor 2 over factor 1)")
+  String replication = "1";
+
   @Parameter(names = "--seed", description = "Seed of the record generator")
   long seed = 0x5eed;
 
@@ -135,6 +145,23 @@ public final class ServerBenchmarkOptions {
       runs.add(WireSecurity.TLS);
     }
     return runs;
+  }
+
+  /** The replication factor of each run, in run order: 1 before 2 for both. */
+  List<Integer> replicationRuns() {
+    switch (replication) {
+      case "2":
+        return List.of(2);
+      case "both":
+        return List.of(1, 2);
+      default:
+        return List.of(1);
+    }
+  }
+
+  /** In-process servers per setup: two when a run replicates (the replica needs another one). */
+  int serverCount() {
+    return replication.equals("1") ? 1 : 2;
   }
 
   /** The pusher counts, in the order given. */
@@ -201,6 +228,19 @@ public final class ServerBenchmarkOptions {
     }
     if (settings().keySet().stream().anyMatch(k -> k.startsWith("sluice.auth."))) {
       throw new ParameterException("--conf: use --auth instead of sluice.auth.* settings");
+    }
+    replication = replication.trim().toLowerCase(Locale.ROOT);
+    if (!List.of("1", "2", "both").contains(replication)) {
+      throw new ParameterException("--replication must be 1, 2 or both, not " + replication);
+    }
+    if (replication.equals("both") && (tls || auth || checksums.equals("both"))) {
+      throw new ParameterException(
+          "--replication both compares with a factor-1 run; use it without --tls, --auth and"
+              + " --checksums both");
+    }
+    if (settings().containsKey(ClientConf.REPLICATION_FACTOR.name())) {
+      throw new ParameterException(
+          "--conf: use --replication instead of " + ClientConf.REPLICATION_FACTOR.name());
     }
     compression = compression.toLowerCase(Locale.ROOT);
     try {

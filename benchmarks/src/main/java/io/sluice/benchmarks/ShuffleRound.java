@@ -1,5 +1,6 @@
 package io.sluice.benchmarks;
 
+import com.codahale.metrics.Meter;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
@@ -24,6 +25,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.stream.LongStream;
 
 /**
  * One shuffle of the server benchmark: registers it, runs the map tasks concurrently (each a {@link
@@ -36,7 +39,7 @@ final class ShuffleRound {
   private final CoordinatorClient coordinatorClient;
   private final Records records;
   private final CpuMeter cpu;
-  private final ServerMetrics serverMetrics;
+  private final List<ServerMetrics> serverMetrics;
   private final int partitions;
   private final int readers;
 
@@ -46,7 +49,7 @@ final class ShuffleRound {
       CoordinatorClient coordinatorClient,
       Records records,
       CpuMeter cpu,
-      ServerMetrics serverMetrics,
+      List<ServerMetrics> serverMetrics,
       int partitions,
       int readers) {
     this.context = context;
@@ -54,7 +57,7 @@ final class ShuffleRound {
     this.coordinatorClient = coordinatorClient;
     this.records = records;
     this.cpu = cpu;
-    this.serverMetrics = serverMetrics;
+    this.serverMetrics = List.copyOf(serverMetrics);
     this.partitions = partitions;
     this.readers = readers;
   }
@@ -91,7 +94,9 @@ final class ShuffleRound {
     RoundResult.Builder result = new RoundResult.Builder(pushers);
     PartitionLocations locations = coordinator.locations(shuffleId);
     ReadVerifier verifier = new ReadVerifier(records, pushers, partitions);
-    long congested = serverMetrics.pushesCongested().getCount();
+    long congested = count(ServerMetrics::pushesCongested);
+    long[] pushedBefore = counts(ServerMetrics::bytesPushed);
+    long[] replicaPushedBefore = counts(ServerMetrics::replicaBytesPushed);
 
     CountDownLatch go = new CountDownLatch(1);
     List<Future<MapOutput>> maps = new ArrayList<>();
@@ -144,7 +149,10 @@ final class ShuffleRound {
     result.serverCpuReadNanos = cpuRead.serverNanos - cpuCommitted.serverNanos;
     result.processCpuWriteNanos = cpuCommitted.processNanos - cpuStart.processNanos;
     result.processCpuReadNanos = cpuRead.processNanos - cpuCommitted.processNanos;
-    result.congestedPushes = serverMetrics.pushesCongested().getCount() - congested;
+    result.congestedPushes = count(ServerMetrics::pushesCongested) - congested;
+    result.serverBytesPushed = minus(counts(ServerMetrics::bytesPushed), pushedBefore);
+    result.serverReplicaBytesPushed =
+        minus(counts(ServerMetrics::replicaBytesPushed), replicaPushedBefore);
     result.outcome = verifier.finish();
     return result.build();
   }
@@ -195,6 +203,24 @@ final class ShuffleRound {
       }
     }
     return bytes;
+  }
+
+  /** One meter's count on each server, in server order. */
+  private long[] counts(Function<ServerMetrics, Meter> meter) {
+    return serverMetrics.stream().mapToLong(m -> meter.apply(m).getCount()).toArray();
+  }
+
+  /** One meter's count summed over the servers. */
+  private long count(Function<ServerMetrics, Meter> meter) {
+    return LongStream.of(counts(meter)).sum();
+  }
+
+  private static long[] minus(long[] after, long[] before) {
+    long[] d = new long[after.length];
+    for (int i = 0; i < d.length; i++) {
+      d[i] = after[i] - before[i];
+    }
+    return d;
   }
 
   private ShuffleCommit awaitCommit(int shuffleId) throws IOException, InterruptedException {
