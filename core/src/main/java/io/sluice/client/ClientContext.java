@@ -40,6 +40,7 @@ public final class ClientContext implements Closeable {
   private final InFlightLimiter inFlight;
   private final AuthConf auth;
   private final ClientMetrics metrics = new ClientMetrics();
+  private final SilentServerWatch silentServers;
 
   /**
    * @throws IllegalArgumentException naming the setting when one is invalid (authentication on
@@ -67,6 +68,7 @@ public final class ClientContext implements Closeable {
             this.conf.maxInFlightPerServer(),
             this.conf.maxInFlight(),
             this.conf.pushTimeoutMillis());
+    this.silentServers = new SilentServerWatch(this);
   }
 
   public ClientConf conf() {
@@ -84,6 +86,14 @@ public final class ClientContext implements Closeable {
 
   public TransportClientPool pool() {
     return pool;
+  }
+
+  /**
+   * Fails requests to servers that answer neither them nor a ping ({@link SilentServerWatch}):
+   * pushes, commits and reads watch their answers here.
+   */
+  public SilentServerWatch silentServers() {
+    return silentServers;
   }
 
   /** What this JVM's client counts about failures it hid (failovers, moves, replica lag). */
@@ -243,6 +253,7 @@ public final class ClientContext implements Closeable {
 
   @Override
   public void close() {
+    silentServers.close();
     scheduler.shutdownNow();
     pushPool.close();
     replicaPool.close();

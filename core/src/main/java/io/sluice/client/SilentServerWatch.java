@@ -4,7 +4,7 @@ import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.ServerAddress;
 import java.io.Closeable;
 import java.io.IOException;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -12,6 +12,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * Finds the servers that leave requests unanswered and fails those requests at once.
@@ -38,26 +39,33 @@ public final class SilentServerWatch implements Closeable {
     }
   }
 
+  /** Who a request was sent to, for which application (a ping acts for it), and when. */
   private static final class Sent {
+    final String appId;
     final ServerAddress server;
     final long sentNanos;
 
-    Sent(ServerAddress server, long sentNanos) {
+    Sent(String appId, ServerAddress server, long sentNanos) {
+      this.appId = appId;
       this.server = server;
       this.sentNanos = sentNanos;
+    }
+
+    boolean sameTarget(Sent other) {
+      return appId.equals(other.appId) && server.equals(other.server);
     }
   }
 
   private final ClientContext context;
-  private final String appId;
   private final long silentAfterMillis;
   private final Map<CompletableFuture<?>, Sent> unanswered = new ConcurrentHashMap<>();
-  private final Set<ServerAddress> pinging = ConcurrentHashMap.newKeySet();
+  // "appId host:port" of the pings in flight
+  private final Set<String> pinging = ConcurrentHashMap.newKeySet();
   private final ScheduledFuture<?> checks;
 
-  public SilentServerWatch(ClientContext context, String appId) {
+  /** The watch of a client context, which owns it ({@link ClientContext#silentServers}). */
+  SilentServerWatch(ClientContext context) {
     this.context = context;
-    this.appId = appId;
     this.silentAfterMillis = context.networkConf().silentAfterMillis();
     long period = Math.max(1, silentAfterMillis / 2);
     this.checks =
@@ -67,46 +75,61 @@ public final class SilentServerWatch implements Closeable {
   }
 
   /**
-   * Watches {@code answer}, the answer of a request to {@code server}.
+   * Watches {@code answer}, the answer of a request of {@code appId} to {@code server}.
    *
+   * @param releaseLate releases an answer that comes after the returned future failed as silent
    * @return a future that completes as {@code answer} does, or first with a {@link
    *     SilentServerException}; {@code answer} itself is never completed here, so the stages that
-   *     release its resources still run. Its value must hold nothing to release.
+   *     release its resources still run
    */
-  public <T> CompletableFuture<T> watch(ServerAddress server, CompletableFuture<T> answer) {
+  public <T> CompletableFuture<T> watch(
+      String appId,
+      ServerAddress server,
+      CompletableFuture<T> answer,
+      Consumer<? super T> releaseLate) {
     CompletableFuture<T> watched = new CompletableFuture<>();
-    unanswered.put(watched, new Sent(server, System.nanoTime()));
+    unanswered.put(watched, new Sent(appId, server, System.nanoTime()));
     watched.whenComplete((v, e) -> unanswered.remove(watched));
     answer.whenComplete(
         (v, e) -> {
           if (e != null) {
             watched.completeExceptionally(unwrap(e));
-          } else {
-            watched.complete(v);
+          } else if (!watched.complete(v)) {
+            releaseLate.accept(v);
           }
         });
     return watched;
   }
 
+  /**
+   * {@link #watch(String, ServerAddress, CompletableFuture, Consumer)} of answers holding nothing.
+   */
+  public <T> CompletableFuture<T> watch(
+      String appId, ServerAddress server, CompletableFuture<T> answer) {
+    return watch(appId, server, answer, v -> {});
+  }
+
   /** Scheduler thread: pings each server with a request unanswered for silentAfter, one at once. */
   private void check() {
     long now = System.nanoTime();
-    Set<ServerAddress> waitedLong = new HashSet<>();
+    Map<String, Sent> waitedLong = new HashMap<>();
     for (Sent s : unanswered.values()) {
       if (now - s.sentNanos >= TimeUnit.MILLISECONDS.toNanos(silentAfterMillis)) {
-        waitedLong.add(s.server);
+        waitedLong.putIfAbsent(s.appId + " " + ClientContext.format(s.server), s);
       }
     }
-    for (ServerAddress server : waitedLong) {
-      if (pinging.add(server)) {
+    for (Map.Entry<String, Sent> e : waitedLong.entrySet()) {
+      String key = e.getKey();
+      Sent target = e.getValue();
+      if (pinging.add(key)) {
         long pingedNanos = System.nanoTime();
         context
-            .pingAsync(appId, server, silentAfterMillis)
+            .pingAsync(target.appId, target.server, silentAfterMillis)
             .whenComplete(
                 (ok, error) -> {
-                  pinging.remove(server);
+                  pinging.remove(key);
                   if (error != null && !answered(error)) {
-                    failRequestsTo(server, pingedNanos, error);
+                    failRequestsTo(target, pingedNanos, error);
                   }
                 });
       }
@@ -124,8 +147,11 @@ public final class SilentServerWatch implements Closeable {
         : error;
   }
 
-  /** Fails the requests to {@code server} that had waited silentAfter when the ping was sent. */
-  private void failRequestsTo(ServerAddress server, long pingedNanos, Throwable pingError) {
+  /**
+   * Fails the requests like {@code target}'s that had waited silentAfter when the ping was sent.
+   */
+  private void failRequestsTo(Sent target, long pingedNanos, Throwable pingError) {
+    ServerAddress server = target.server;
     SilentServerException silent =
         new SilentServerException(
             "Sluice server "
@@ -138,12 +164,13 @@ public final class SilentServerWatch implements Closeable {
     long limit = pingedNanos - TimeUnit.MILLISECONDS.toNanos(silentAfterMillis);
     for (Map.Entry<CompletableFuture<?>, Sent> e : unanswered.entrySet()) {
       Sent s = e.getValue();
-      if (s.server.equals(server) && s.sentNanos - limit <= 0) {
+      if (s.sameTarget(target) && s.sentNanos - limit <= 0) {
         e.getKey().completeExceptionally(silent);
       }
     }
   }
 
+  /** Stops the checks; with its client context. */
   @Override
   public void close() {
     checks.cancel(false);

@@ -20,12 +20,12 @@ public final class NetworkConf {
       ConfigKey.millis(
           "sluice.network.silentAfter",
           "10s",
-          "Clients: a push or commit unanswered this long makes the client ping the server on a"
-              + " control connection (never paused by flow control); a server that does not"
-              + " answer the ping within this time either is silent (a black-holed host, a hung"
-              + " process): those requests fail at once and its partitions move, instead of each"
-              + " waiting sluice.network.requestTimeout. A server that answers the ping is only"
-              + " busy, and its requests keep waiting.");
+          "Clients: a push, commit or chunk read unanswered this long makes the client ping the"
+              + " server on a control connection (never paused by flow control); a server that does"
+              + " not answer the ping within this time either is silent (a black-holed host, a hung"
+              + " process): those requests fail at once, its partitions move and reads go on from"
+              + " the other copy, instead of each waiting sluice.network.requestTimeout. A server"
+              + " that answers the ping is only busy, and its requests keep waiting.");
   public static final ConfigKey<Long> MAX_FRAME_SIZE =
       ConfigKey.bytes(
           "sluice.network.maxFrameSize",

@@ -25,16 +25,16 @@ class SilentServerWatchTest {
 
   private TestCluster cluster;
   private SilentServerWatch watch;
+  private static final String APP = "app-silent";
 
   @BeforeEach
   void start() throws Exception {
     cluster = TestCluster.start(tmp, 1, Map.of("sluice.network.silentAfter", "100ms"));
-    watch = new SilentServerWatch(cluster.context(), "app-silent");
+    watch = cluster.context().silentServers();
   }
 
   @AfterEach
   void stop() {
-    watch.close();
     cluster.close();
   }
 
@@ -45,7 +45,7 @@ class SilentServerWatchTest {
       silent.blackHole();
       ServerAddress server = ClientContext.address("127.0.0.1", silent.port());
       CompletableFuture<String> request = new CompletableFuture<>();
-      CompletableFuture<String> watched = watch.watch(server, request);
+      CompletableFuture<String> watched = watch.watch(APP, server, request);
       assertThatThrownBy(() -> watched.get(60, TimeUnit.SECONDS))
           .isInstanceOf(ExecutionException.class)
           .cause()
@@ -61,7 +61,7 @@ class SilentServerWatchTest {
   void aRequestToAServerThatAnswersPingsKeepsWaitingAndThenCompletes() throws Exception {
     ServerAddress server = cluster.addresses().get(0);
     CompletableFuture<String> request = new CompletableFuture<>();
-    CompletableFuture<String> watched = watch.watch(server, request);
+    CompletableFuture<String> watched = watch.watch(APP, server, request);
     Thread.sleep(1000); // ten times silentAfter: several pings, all answered
     assertThat(watched).isNotDone();
     request.complete("answer");
@@ -71,7 +71,7 @@ class SilentServerWatchTest {
   @Test
   void aFailedRequestFailsTheWatchedOneWithItsCause() {
     CompletableFuture<String> request = new CompletableFuture<>();
-    CompletableFuture<String> watched = watch.watch(cluster.addresses().get(0), request);
+    CompletableFuture<String> watched = watch.watch(APP, cluster.addresses().get(0), request);
     request.completeExceptionally(new IllegalStateException("refused"));
     assertThatThrownBy(watched::join).hasRootCauseMessage("refused");
   }

@@ -297,4 +297,39 @@ class ReplicationIT {
       assertThat(checker.count(m, 0)).as("map %d", m).isEqualTo(RECORDS);
     }
   }
+
+  /**
+   * The server a reader reads from goes silent after the first batch (black-holed: connections
+   * open, nothing answered). The reader goes on from the other copy after silentAfter instead of
+   * waiting a request timeout (120s) for the next chunk.
+   */
+  @Test
+  void aServerThatGoesSilentInTheMiddleOfAReadIsLeftForTheOtherCopy() throws Exception {
+    start(2, Map.of("sluice.network.silentAfter", "300ms"));
+    writeMap(0);
+    writeMap(1);
+    client.committedSplits(SHUFFLE, 0, PARTITIONS, true);
+    Records.Checker checker = new Records.Checker();
+    try (PartitionReader reader = reader(0, 1)) {
+      ShuffleBatch first = reader.next();
+      checker.accept(first.partitionId(), first.payload());
+      ServerAddress read = reader.server();
+      for (int i = 0; i < 3; i++) {
+        if (proxied(i).equals(read)) {
+          proxies.get(i).blackHole();
+        }
+      }
+      assertTimeoutPreemptively(
+          Duration.ofSeconds(60),
+          () -> {
+            for (ShuffleBatch b = reader.next(); b != null; b = reader.next()) {
+              checker.accept(b.partitionId(), b.payload());
+            }
+          });
+    }
+    for (int m = 0; m < MAPS; m++) {
+      assertThat(checker.count(m, 0)).as("map %d", m).isEqualTo(RECORDS);
+    }
+    assertThat(cluster.context().metrics().readFailovers()).isEqualTo(1);
+  }
 }

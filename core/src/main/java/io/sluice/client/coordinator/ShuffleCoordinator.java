@@ -11,7 +11,6 @@ import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
 import io.sluice.client.ServerHeartbeats;
 import io.sluice.client.ServerRequests;
-import io.sluice.client.SilentServerWatch;
 import io.sluice.common.Clock;
 import io.sluice.common.Ids;
 import io.sluice.network.Message;
@@ -85,7 +84,6 @@ public final class ShuffleCoordinator implements Closeable {
   private final Object generationLock = new Object();
   private final TransportServer endpoint;
   private final ServerHeartbeats heartbeats;
-  private final SilentServerWatch silentServers;
 
   /**
    * Runs the endpoint's requests, which may wait for servers (each wait bounded by the request
@@ -134,7 +132,6 @@ public final class ShuffleCoordinator implements Closeable {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while starting the coordinator endpoint", e);
     }
-    this.silentServers = new SilentServerWatch(context, appId);
     this.heartbeats =
         new ServerHeartbeats(
             context, appId, () -> registeredServers, (server, why) -> LOG.warn("{}", why));
@@ -451,7 +448,9 @@ public final class ShuffleCoordinator implements Closeable {
 
   /** The commit of the shuffle on {@code server}, failing early when the server is silent. */
   private CompletableFuture<List<CommittedSplit>> commitOn(ServerAddress server, int shuffleId) {
-    return silentServers.watch(server, commitPage(server, shuffleId, null, new ArrayList<>()));
+    return context
+        .silentServers()
+        .watch(appId, server, commitPage(server, shuffleId, null, new ArrayList<>()));
   }
 
   /** Asks {@code server} for the page of its commit answer at {@code resume}, then the next. */
@@ -661,7 +660,6 @@ public final class ShuffleCoordinator implements Closeable {
   @Override
   public void close() {
     heartbeats.close();
-    silentServers.close();
     endpoint.close();
     requests.shutdown();
     for (ServerAddress server : registeredServers) {

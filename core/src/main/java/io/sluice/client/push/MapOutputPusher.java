@@ -7,7 +7,6 @@ import io.sluice.client.BatchCodec;
 import io.sluice.client.ChecksumBenchmarkSwitch;
 import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
-import io.sluice.client.SilentServerWatch;
 import io.sluice.client.SilentServerWatch.SilentServerException;
 import io.sluice.client.coordinator.CoordinatorClient;
 import io.sluice.common.Ids;
@@ -114,8 +113,6 @@ public final class MapOutputPusher implements Closeable {
    */
   private final Map<Integer, PartitionLocation> softSplits = new ConcurrentHashMap<>();
 
-  private final SilentServerWatch silentServers;
-
   public MapOutputPusher(
       ClientContext context,
       CoordinatorClient coordinator,
@@ -147,7 +144,6 @@ public final class MapOutputPusher implements Closeable {
     this.fill = new int[locations.numPartitions()];
     this.bytesPushed = new long[locations.numPartitions()];
     this.nextBatchIds = new int[locations.numPartitions()];
-    this.silentServers = new SilentServerWatch(context, appId);
   }
 
   /** Where {@code partition} is written now. */
@@ -340,7 +336,7 @@ public final class MapOutputPusher implements Closeable {
                   response.release();
                   return status;
                 });
-    return silentServers.watch(server, answer);
+    return context.silentServers().watch(appId, server, answer);
   }
 
   /**
@@ -636,7 +632,6 @@ public final class MapOutputPusher implements Closeable {
   /** Drops buffered records (a failed or killed task). Pushes in flight finish on their own. */
   @Override
   public void close() {
-    silentServers.close();
     for (int p = 0; p < buffers.length; p++) {
       buffers[p] = null;
       fill[p] = 0;

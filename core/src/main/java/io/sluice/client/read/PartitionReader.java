@@ -601,7 +601,10 @@ public final class PartitionReader implements Closeable {
     return awaitResponse(next, "fetching chunk " + chunkIndex + " of").body();
   }
 
-  private Message awaitResponse(CompletableFuture<Message> future, String what) throws IOException {
+  private Message awaitResponse(CompletableFuture<Message> answer, String what) throws IOException {
+    // a silent server fails the read after silentAfter, not requestTimeout: the other copy goes on
+    CompletableFuture<Message> future =
+        context.silentServers().watch(appId, split.getServer(), answer, Message::release);
     try {
       return future.get(context.networkConf().requestTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
