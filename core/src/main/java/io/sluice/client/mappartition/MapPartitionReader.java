@@ -167,18 +167,23 @@ public final class MapPartitionReader implements Closeable {
     reader.endSubpartition = endSubpartition;
     MapPartitionRef ref = id.ref();
     context
-        .callAsync(
-            connection,
-            rid ->
-                Messages.request(
-                    MessageType.OPEN_MAP_STREAM,
-                    OpenMapStream.newBuilder()
-                        .setRequestId(rid)
-                        .setPartition(ref)
-                        .setStartSubpartition(startSubpartition)
-                        .setEndSubpartition(endSubpartition)
-                        .build(),
-                    rid))
+        .silentServers()
+        .watch(
+            id.appId(),
+            server,
+            context.callAsync(
+                connection,
+                rid ->
+                    Messages.request(
+                        MessageType.OPEN_MAP_STREAM,
+                        OpenMapStream.newBuilder()
+                            .setRequestId(rid)
+                            .setPartition(ref)
+                            .setStartSubpartition(startSubpartition)
+                            .setEndSubpartition(endSubpartition)
+                            .build(),
+                        rid)),
+            Message::release)
         .whenComplete(
             (m, e) -> {
               if (e != null) {
@@ -230,14 +235,20 @@ public final class MapPartitionReader implements Closeable {
     while (failure == null && outstanding + queue.size() + (head != null ? 1 : 0) < wanted) {
       outstanding++;
       long sid = streamId;
+      // a silent server fails the read after silentAfter, not requestTimeout (SilentServerWatch)
       context
-          .callAsync(
-              connection,
-              rid ->
-                  Messages.request(
-                      MessageType.READ_MAP_BUFFER,
-                      ReadMapBuffer.newBuilder().setRequestId(rid).setStreamId(sid).build(),
-                      rid))
+          .silentServers()
+          .watch(
+              id.appId(),
+              server,
+              context.callAsync(
+                  connection,
+                  rid ->
+                      Messages.request(
+                          MessageType.READ_MAP_BUFFER,
+                          ReadMapBuffer.newBuilder().setRequestId(rid).setStreamId(sid).build(),
+                          rid)),
+              Message::release)
           .whenComplete(this::received);
     }
   }

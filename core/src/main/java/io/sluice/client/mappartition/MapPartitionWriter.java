@@ -6,6 +6,7 @@ import io.sluice.client.Backoff;
 import io.sluice.client.BatchCodec;
 import io.sluice.client.ClientContext;
 import io.sluice.client.ServerRequests;
+import io.sluice.client.SilentServerWatch;
 import io.sluice.network.Message;
 import io.sluice.network.TransportClient;
 import io.sluice.protocol.MapBlockFormat;
@@ -28,6 +29,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -390,22 +392,27 @@ public final class MapPartitionWriter implements Closeable {
   /** Caller holds the lock. */
   private void send(Frame f) {
     inFlight++;
-    context
-        .callAsync(
-            connection,
-            rid ->
-                Messages.request(
-                    MessageType.REGION_DATA,
-                    RegionData.newBuilder()
-                        .setRequestId(rid)
-                        .setPartition(ref)
-                        .setRegionIndex(f.region)
-                        .setSequence(f.sequence)
-                        .setReplica(replica)
-                        .build(),
-                    rid,
-                    f.body.retainedDuplicate()))
+    watched(
+            context.callAsync(
+                connection,
+                rid ->
+                    Messages.request(
+                        MessageType.REGION_DATA,
+                        RegionData.newBuilder()
+                            .setRequestId(rid)
+                            .setPartition(ref)
+                            .setRegionIndex(f.region)
+                            .setSequence(f.sequence)
+                            .setReplica(replica)
+                            .build(),
+                        rid,
+                        f.body.retainedDuplicate())))
         .whenComplete((response, error) -> answered(f, response, error));
+  }
+
+  /** {@code answer} failing early when the server is silent ({@link SilentServerWatch}). */
+  private CompletableFuture<Message> watched(CompletableFuture<Message> answer) {
+    return context.silentServers().watch(id.appId(), server, answer, Message::release);
   }
 
   private synchronized void answered(Frame f, Message response, Throwable error) {
@@ -544,7 +551,9 @@ public final class MapPartitionWriter implements Closeable {
   private Response call(LongFunction<Message> request, String what) throws IOException {
     long timeout = context.networkConf().requestTimeoutMillis();
     try {
-      Message m = context.callAsync(connection, request).get(timeout + 1000, TimeUnit.MILLISECONDS);
+      Message m =
+          watched(context.callAsync(connection, request))
+              .get(timeout + 1000, TimeUnit.MILLISECONDS);
       m.release();
       return m.header(Response.class);
     } catch (ExecutionException e) {

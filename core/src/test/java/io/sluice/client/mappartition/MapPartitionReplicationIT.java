@@ -2,6 +2,7 @@ package io.sluice.client.mappartition;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -18,6 +19,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -62,7 +64,9 @@ class MapPartitionReplicationIT {
                 "sluice.mapPartition.readBufferSize", "4k",
                 "sluice.mapPartition.pushSize", "4k",
                 "sluice.mapPartition.readCredits", "2",
-                "sluice.network.connectTimeout", "2s"));
+                "sluice.network.connectTimeout", "2s",
+                // a black-holed server is left after about a second, not a request timeout
+                "sluice.network.silentAfter", "500ms"));
     List<InetSocketAddress> servers = new ArrayList<>();
     for (ServerAddress s : cluster.addresses()) {
       BlackHoleProxy proxy = new BlackHoleProxy("127.0.0.1", s.getPort());
@@ -281,6 +285,32 @@ class MapPartitionReplicationIT {
         .as("reads of the replica")
         .isGreaterThan(replicaReads);
     assertThat(cluster.context().metrics().readFailovers()).as("read failovers").isEqualTo(1);
+  }
+
+  /**
+   * A copy's server goes silent (black-holed: connections open, nothing answered) while the
+   * partition is written, or the primary while it is read: the writer goes on with the other copy
+   * and the reader resumes on the replica after sluice.network.silentAfter, instead of waiting a
+   * request timeout (120s; the read below fails after 30s).
+   */
+  @ParameterizedTest(name = "{0} silent")
+  @CsvSource({"primary while writing", "replica while writing", "primary while reading"})
+  void aCopyWhoseServerGoesSilentIsLeftAfterSilentAfter(String when) throws Exception {
+    List<ServerAddress> copies = place(4, 2);
+    MapPartitionId id = new MapPartitionId(APP, 4, 0, 0);
+    ServerAddress silent = copies.get(when.startsWith("primary") ? 0 : 1);
+    Expected expected = new Expected();
+    try (ReplicatedMapPartitionWriter w = writer(id, copies)) {
+      writeRegion(w, 0, expected);
+      if (when.endsWith("writing")) {
+        proxy(silent).blackHole();
+      }
+      writeRegion(w, 1, expected);
+      assertTimeoutPreemptively(Duration.ofSeconds(30), w::commit);
+    }
+    Runnable then = when.endsWith("reading") ? () -> proxy(silent).blackHole() : () -> {};
+    assertThat(readAll(id, copies, 3, then)).isEqualTo(expected.asStrings());
+    assertThat(readFrom).isNotEqualTo(silent);
   }
 
   /** A block of the primary's file fails its checksum: the reader takes it from the replica. */
