@@ -87,15 +87,37 @@ public final class ClientConf {
           "sluice.replication.factor",
           1,
           "Copies of every split a shuffle writes: 1, or 2 for a primary and a replica on another"
-              + " server (another host when there is one). With 2, a push is acknowledged once both"
+              + " server (on another rack when racks are known, see sluice.topology.script, else"
+              + " on another host when there is one). With 2, a push is acknowledged once both"
               + " hold it, both commit, readers fall back to the replica, and losing one server"
               + " loses no data and reruns no map. Read by the coordinator (the Spark driver) and by"
               + " Flink's shuffle master (map partitions: the producer writes both copies, readers"
               + " fall back to the replica).");
 
+  public static final ConfigKey<String> TOPOLOGY_SCRIPT =
+      ConfigKey.string(
+          "sluice.topology.script",
+          "",
+          "Executable that maps server hosts to racks, as Hadoop's net.topology.script.file.name:"
+              + " called with host names or IPs as arguments, it prints one rack per argument. With"
+              + " sluice.replication.factor 2 the replica then goes to another rack when there is"
+              + " one. Run by the coordinator (the Spark driver; on YARN the NodeManagers' racks"
+              + " come from the ResourceManager and the script only serves hosts it does not"
+              + " report) and Flink's shuffle master, once per host. Empty: racks are unknown (or"
+              + " YARN's), replicas go to another host. A script that fails leaves its hosts'"
+              + " racks unknown.");
+  public static final ConfigKey<Long> TOPOLOGY_TIMEOUT =
+      ConfigKey.millis(
+          "sluice.topology.scriptTimeout",
+          "10s",
+          "Longest one call of sluice.topology.script may run; then it is killed and its hosts'"
+              + " racks are unknown.");
+
   public static final List<ConfigKey<?>> KEYS =
       List.of(
           REPLICATION_FACTOR,
+          TOPOLOGY_SCRIPT,
+          TOPOLOGY_TIMEOUT,
           PUSH_BUFFER_SIZE,
           PUSH_MAX_IN_FLIGHT_PER_SERVER,
           PUSH_MAX_IN_FLIGHT,
@@ -128,9 +150,17 @@ public final class ClientConf {
   private final int mapPushSize;
   private final int mapReadCredits;
   private final int replicationFactor;
+  private final String topologyScript;
+  private final long topologyTimeoutMillis;
 
   public ClientConf(SluiceConf conf) {
     this.replicationFactor = conf.get(REPLICATION_FACTOR);
+    this.topologyScript = conf.get(TOPOLOGY_SCRIPT).trim();
+    this.topologyTimeoutMillis = conf.get(TOPOLOGY_TIMEOUT);
+    if (topologyTimeoutMillis < 1) {
+      throw new IllegalArgumentException(
+          TOPOLOGY_TIMEOUT + " must be positive, got " + topologyTimeoutMillis + " ms");
+    }
     if (replicationFactor < 1 || replicationFactor > 2) {
       throw new IllegalArgumentException(
           REPLICATION_FACTOR + " must be 1 or 2, got " + replicationFactor);
@@ -207,6 +237,15 @@ public final class ClientConf {
   /** {@code sluice.replication.factor}: 1 or 2. */
   public int replicationFactor() {
     return replicationFactor;
+  }
+
+  /** The rack topology script, or {@code ""} when none is configured. */
+  public String topologyScript() {
+    return topologyScript;
+  }
+
+  public long topologyTimeoutMillis() {
+    return topologyTimeoutMillis;
   }
 
   public int maxRetries() {

@@ -16,6 +16,7 @@ import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.ServerAddress;
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -41,6 +42,8 @@ public final class ClientContext implements Closeable {
   private final AuthConf auth;
   private final ClientMetrics metrics = new ClientMetrics();
   private final SilentServerWatch silentServers;
+  // null without sluice.topology.script
+  private final TopologyScript topology;
 
   /**
    * @throws IllegalArgumentException naming the setting when one is invalid (authentication on
@@ -50,6 +53,10 @@ public final class ClientContext implements Closeable {
     this.conf = new ClientConf(conf);
     this.networkConf = new NetworkConf(conf);
     this.auth = new AuthConf(conf);
+    this.topology =
+        this.conf.topologyScript().isEmpty()
+            ? null
+            : new TopologyScript(this.conf.topologyScript(), this.conf.topologyTimeoutMillis());
     ClientAuthenticator authenticator =
         auth.enabled()
             ? new ClientAuthenticator(auth.requireAppSecret(), auth.clusterSecret())
@@ -82,6 +89,15 @@ public final class ClientContext implements Closeable {
   /** The authentication settings; connections are made per application when enabled. */
   public AuthConf auth() {
     return auth;
+  }
+
+  /**
+   * The racks of {@code hosts} from {@code sluice.topology.script} (each host resolved once per
+   * context), or {@link ServerRacks#UNKNOWN} without a script. Never throws: see {@link
+   * TopologyScript}.
+   */
+  public ServerRacks racks(Collection<String> hosts) {
+    return topology == null ? ServerRacks.UNKNOWN : topology.racks(hosts);
   }
 
   public TransportClientPool pool() {

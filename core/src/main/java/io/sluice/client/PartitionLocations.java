@@ -24,10 +24,13 @@ import java.util.Set;
  * #location} is a binary search over the moves.
  *
  * <p><b>Replicas.</b> With replication factor 2 every location has a second server. At epoch 0 the
- * replica of the partitions of placement server {@code k} is the first placement server after
- * {@code k} (in placement order, wrapping) on another host, or {@code k + 1} when every placement
- * server shares one host; with a single placement server there is no replica. A moved partition
- * carries its replica explicitly. Both sides compute the rule from the same server list.
+ * replica of the partitions of placement server {@code k} is ({@link ReplicaRule}) the first
+ * placement server after {@code k} (in placement order, wrapping) on another rack, when {@code k}'s
+ * rack is known and some placement server is on another known rack; else the first one after {@code
+ * k} on another host; else {@code k + 1}. With a single placement server there is no replica. The
+ * placement servers' racks travel with the locations ({@code ShuffleLocations.placement_racks};
+ * none known in a message without them), so both sides compute the rule from the same servers and
+ * racks. A moved partition carries its replica explicitly.
  */
 public final class PartitionLocations {
   private final int shuffleId;
@@ -35,6 +38,8 @@ public final class PartitionLocations {
   // placement servers first, then servers only moves name
   private final ServerAddress[] servers;
   private final int placementServers;
+  // the rack of each placement server, "" when unknown
+  private final String[] placementRacks;
   private final int start;
   // parallel, in increasing partition order
   private final int[] movedPartitions;
@@ -51,6 +56,7 @@ public final class PartitionLocations {
       int numPartitions,
       ServerAddress[] servers,
       int placementServers,
+      String[] placementRacks,
       int start,
       int[] movedPartitions,
       int[] movedEpochs,
@@ -61,31 +67,31 @@ public final class PartitionLocations {
     this.numPartitions = numPartitions;
     this.servers = servers;
     this.placementServers = placementServers;
+    this.placementRacks = placementRacks;
     this.start = start;
     this.movedPartitions = movedPartitions;
     this.movedEpochs = movedEpochs;
     this.movedServers = movedServers;
     this.replicationFactor = replicationFactor;
-    this.placementReplicas = replicaRule(servers, placementServers, replicationFactor);
+    this.placementReplicas =
+        replicaRule(servers, placementServers, placementRacks, replicationFactor);
     this.movedReplicas = movedReplicas;
   }
 
   /** For each placement server, the index of the one that holds its partitions' replicas. */
-  private static int[] replicaRule(ServerAddress[] servers, int placementServers, int factor) {
+  private static int[] replicaRule(
+      ServerAddress[] servers, int placementServers, String[] racks, int factor) {
     int[] replicas = new int[placementServers];
+    Arrays.fill(replicas, -1);
+    if (factor < 2 || placementServers < 2) {
+      return replicas;
+    }
+    List<String> hosts = new ArrayList<>(placementServers);
     for (int k = 0; k < placementServers; k++) {
-      replicas[k] = -1;
-      if (factor < 2 || placementServers < 2) {
-        continue;
-      }
-      replicas[k] = (k + 1) % placementServers;
-      for (int i = 1; i < placementServers; i++) {
-        int j = (k + i) % placementServers;
-        if (!servers[j].getHost().equals(servers[k].getHost())) {
-          replicas[k] = j;
-          break;
-        }
-      }
+      hosts.add(servers[k].getHost());
+    }
+    for (int k = 0; k < placementServers; k++) {
+      replicas[k] = ReplicaRule.choose(hosts, Arrays.asList(racks), k);
     }
     return replicas;
   }
@@ -109,6 +115,21 @@ public final class PartitionLocations {
       List<ServerAddress> servers,
       int start,
       int replicationFactor) {
+    return roundRobin(
+        shuffleId, numPartitions, servers, start, replicationFactor, ServerRacks.UNKNOWN);
+  }
+
+  /**
+   * Like {@link #roundRobin(int, int, List, int, int)}, the replicas placed by the servers' {@code
+   * racks} as well as their hosts (see the class comment).
+   */
+  public static PartitionLocations roundRobin(
+      int shuffleId,
+      int numPartitions,
+      List<ServerAddress> servers,
+      int start,
+      int replicationFactor,
+      ServerRacks racks) {
     if (replicationFactor < 1 || replicationFactor > 2) {
       throw new IllegalArgumentException(
           "shuffle " + shuffleId + ": replication factor must be 1 or 2, not " + replicationFactor);
@@ -131,6 +152,7 @@ public final class PartitionLocations {
         numPartitions,
         servers.toArray(new ServerAddress[0]),
         servers.size(),
+        racks.racksOf(servers).toArray(new String[0]),
         start,
         new int[0],
         new int[0],
@@ -181,6 +203,7 @@ public final class PartitionLocations {
         numPartitions,
         all.toArray(new ServerAddress[0]),
         placementServers,
+        placementRacks,
         start,
         partitions,
         epochs,
@@ -216,7 +239,9 @@ public final class PartitionLocations {
         || p.getMovedServersCount() != moves
         || p.getReplicationFactor() < 0
         || p.getReplicationFactor() > 2
-        || (p.getMovedReplicasCount() != 0 && p.getMovedReplicasCount() != moves)) {
+        || (p.getMovedReplicasCount() != 0 && p.getMovedReplicasCount() != moves)
+        || (p.getPlacementRacksCount() != 0
+            && p.getPlacementRacksCount() != p.getPlacementServers())) {
       throw new IllegalArgumentException(
           "inconsistent locations of shuffle "
               + shuffleId
@@ -238,7 +263,9 @@ public final class PartitionLocations {
               + p.getReplicationFactor()
               + " and "
               + p.getMovedReplicasCount()
-              + " moved replicas");
+              + " moved replicas, "
+              + p.getPlacementRacksCount()
+              + " racks");
     }
     int[] partitions = new int[moves];
     int[] epochs = new int[moves];
@@ -290,11 +317,17 @@ public final class PartitionLocations {
       serverIndexes[i] = server;
       replicaIndexes[i] = replica - 1;
     }
+    String[] racks = new String[p.getPlacementServers()];
+    Arrays.fill(racks, "");
+    for (int i = 0; i < p.getPlacementRacksCount(); i++) {
+      racks[i] = p.getPlacementRacks(i);
+    }
     return new PartitionLocations(
         shuffleId,
         p.getNumPartitions(),
         p.getServersList().toArray(new ServerAddress[0]),
         p.getPlacementServers(),
+        racks,
         p.getStart(),
         partitions,
         epochs,
@@ -314,6 +347,9 @@ public final class PartitionLocations {
             .setStart(start);
     if (replicationFactor > 1) {
       b.setReplicationFactor(replicationFactor);
+    }
+    if (Arrays.stream(placementRacks).anyMatch(r -> !r.isEmpty())) {
+      b.addAllPlacementRacks(Arrays.asList(placementRacks));
     }
     int previous = 0;
     for (int i = 0; i < movedPartitions.length; i++) {
@@ -353,6 +389,11 @@ public final class PartitionLocations {
    */
   public List<ServerAddress> placementServers() {
     return List.of(Arrays.copyOf(servers, placementServers));
+  }
+
+  /** The racks of {@link #placementServers()}, in order; {@code ""}: unknown. */
+  public List<String> placementRacks() {
+    return List.of(placementRacks);
   }
 
   public int start() {

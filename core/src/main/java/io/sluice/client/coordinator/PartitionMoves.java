@@ -3,11 +3,14 @@ package io.sluice.client.coordinator;
 import io.sluice.client.ClientContext;
 import io.sluice.client.ClientMetrics;
 import io.sluice.client.PartitionLocations;
+import io.sluice.client.ReplicaRule;
+import io.sluice.client.ServerRacks;
 import io.sluice.common.Ids;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.PartitionLocation;
 import io.sluice.protocol.proto.ServerAddress;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,11 +20,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The coordinator's decisions about where a partition goes when its location fails: a new epoch on
- * another server, with a replica on yet another one (another host when there is one) when the
- * shuffle has replicas. A full split moves alone; a failed server moves every partition of the
- * shuffle it held in one round, keeping the surviving copy. Each shuffle's moves run under its
- * lock; the servers are asked to register the shuffle once per round. Called on the coordinator's
- * own threads, never on an event loop.
+ * another server, with a replica on yet another one when the shuffle has replicas: the first usable
+ * server after the primary on another rack than the primary (the surviving copy, when one survives)
+ * if racks are known and there is one, else on another host, else any other ({@link ReplicaRule}).
+ * A full split moves alone; a failed server moves every partition of the shuffle it held in one
+ * round, keeping the surviving copy. Each shuffle's moves run under its lock; the servers are asked
+ * to register the shuffle once per round. Called on the coordinator's own threads, never on an
+ * event loop.
  */
 final class PartitionMoves {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionMoves.class);
@@ -34,6 +39,7 @@ final class PartitionMoves {
 
   private final String appId;
   private final List<ServerAddress> servers;
+  private final ServerRacks racks;
   private final ServerExclusions exclusions;
   private final Registrar registrar;
   private final ClientMetrics metrics;
@@ -41,12 +47,14 @@ final class PartitionMoves {
   PartitionMoves(
       String appId,
       List<ServerAddress> servers,
+      ServerRacks racks,
       ServerExclusions exclusions,
       Registrar registrar,
       ClientMetrics metrics) {
     this.appId = appId;
     this.metrics = metrics;
     this.servers = servers;
+    this.racks = racks;
     this.exclusions = exclusions;
     this.registrar = registrar;
   }
@@ -184,9 +192,9 @@ final class PartitionMoves {
 
   /**
    * Moves {@code now} to the next epoch on {@code primary} (or the next usable server that accepts
-   * the shuffle), with a replica on another server (another host when possible) when the shuffle
-   * has replicas. Registers the shuffle on each server once per round ({@code registered}: the
-   * servers tried, with the failure of those that refused).
+   * the shuffle), with a replica on another server (another rack, else another host, when possible)
+   * when the shuffle has replicas. Registers the shuffle on each server once per round ({@code
+   * registered}: the servers tried, with the failure of those that refused).
    */
   private PartitionLocation moveOne(
       CoordinatedShuffle s,
@@ -216,24 +224,31 @@ final class PartitionMoves {
     return moved;
   }
 
-  /** The server after {@code primary} on another host, else the one after it; null if none. */
-  private static ServerAddress replicaFor(
+  /**
+   * The replica of a copy on {@code primary}: by {@link ReplicaRule} over the candidates after it
+   * (in order, wrapping) but {@code avoid}; null if none.
+   */
+  private ServerAddress replicaFor(
       ServerAddress primary, List<ServerAddress> candidates, Set<ServerAddress> avoid) {
-    int from = Math.max(0, candidates.indexOf(primary));
-    ServerAddress sameHost = null;
-    for (int i = 1; i < candidates.size(); i++) {
-      ServerAddress c = candidates.get((from + i) % candidates.size());
-      if (c.equals(primary) || avoid.contains(c)) {
-        continue;
-      }
-      if (!c.getHost().equals(primary.getHost())) {
-        return c;
-      }
-      if (sameHost == null) {
-        sameHost = c;
+    int at = candidates.indexOf(primary);
+    List<ServerAddress> order = new ArrayList<>();
+    order.add(primary);
+    for (int i = 1; i <= candidates.size(); i++) {
+      ServerAddress c = candidates.get(Math.floorMod(at + i, candidates.size()));
+      if (!c.equals(primary) && !avoid.contains(c)) {
+        order.add(c);
       }
     }
-    return sameHost;
+    int replica = ReplicaRule.choose(hosts(order), racks.racksOf(order), 0);
+    return replica < 0 ? null : order.get(replica);
+  }
+
+  private static List<String> hosts(List<ServerAddress> servers) {
+    List<String> hosts = new ArrayList<>(servers.size());
+    for (ServerAddress s : servers) {
+      hosts.add(s.getHost());
+    }
+    return hosts;
   }
 
   /**

@@ -10,6 +10,7 @@ import io.sluice.client.ClientConf;
 import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
 import io.sluice.client.ServerHeartbeats;
+import io.sluice.client.ServerRacks;
 import io.sluice.client.ServerRequests;
 import io.sluice.common.Clock;
 import io.sluice.common.Ids;
@@ -74,6 +75,7 @@ public final class ShuffleCoordinator implements Closeable {
 
   private final String appId;
   private final List<ServerAddress> servers;
+  private final ServerRacks racks;
   private final ClientContext context;
   private final Map<Integer, CoordinatedShuffle> shuffles = new ConcurrentHashMap<>();
   private final ServerExclusions exclusions;
@@ -98,15 +100,32 @@ public final class ShuffleCoordinator implements Closeable {
   public ShuffleCoordinator(
       String appId, List<ServerAddress> servers, ClientContext context, String bindHost)
       throws IOException {
+    this(appId, servers, ServerRacks.UNKNOWN, context, bindHost);
+  }
+
+  /**
+   * Like {@link #ShuffleCoordinator(String, List, ClientContext, String)}, with the racks of
+   * servers a discovery knows ({@code known}, from YARN's node reports); hosts it does not know are
+   * resolved by {@code sluice.topology.script} when one is configured. Replicas go to another rack
+   * when racks are known ({@link io.sluice.client.ReplicaRule}).
+   */
+  public ShuffleCoordinator(
+      String appId,
+      List<ServerAddress> servers,
+      ServerRacks known,
+      ClientContext context,
+      String bindHost)
+      throws IOException {
     this.appId = Ids.checkAppId(appId);
     if (servers.isEmpty()) {
       throw new IllegalArgumentException("no Sluice servers configured for application " + appId);
     }
     this.servers = List.copyOf(servers);
     this.context = context;
+    this.racks = racksOf(this.servers, known, context);
     this.exclusions = new ServerExclusions(context.conf().excludeDurationMillis(), Clock.SYSTEM);
     this.moves =
-        new PartitionMoves(appId, servers, exclusions, this::registerOn, context.metrics());
+        new PartitionMoves(appId, servers, racks, exclusions, this::registerOn, context.metrics());
     this.requests =
         new ThreadPoolExecutor(
             0,
@@ -139,6 +158,25 @@ public final class ShuffleCoordinator implements Closeable {
 
   public String appId() {
     return appId;
+  }
+
+  /** The racks of {@code servers}: {@code known}, else the topology script's (if any). */
+  private static ServerRacks racksOf(
+      List<ServerAddress> servers, ServerRacks known, ClientContext context) {
+    List<String> unknown = new ArrayList<>();
+    for (ServerAddress s : servers) {
+      if (!known.knows(s.getHost())) {
+        unknown.add(s.getHost());
+      }
+    }
+    ServerRacks racks = unknown.isEmpty() ? known : known.orElse(context.racks(unknown));
+    LOG.info("Racks of the Sluice servers: {}", racks);
+    return racks;
+  }
+
+  /** The racks of the servers, as far as they are known. */
+  public ServerRacks racks() {
+    return racks;
   }
 
   /** Runs a request of the endpoint on the coordinator's threads. */
@@ -237,7 +275,7 @@ public final class ShuffleCoordinator implements Closeable {
         new CoordinatedShuffle(
             shuffleId,
             numMaps,
-            PartitionLocations.roundRobin(shuffleId, numPartitions, usable, start, factor)));
+            PartitionLocations.roundRobin(shuffleId, numPartitions, usable, start, factor, racks)));
     LOG.info(
         "Registered {} with {} maps and {} partitions on {} servers",
         Ids.shuffle(appId, shuffleId),

@@ -2,7 +2,9 @@ package io.sluice.client.mappartition;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.client.ClientContext;
+import io.sluice.client.ReplicaRule;
 import io.sluice.client.ServerHeartbeats;
+import io.sluice.client.ServerRacks;
 import io.sluice.client.ServerRequests;
 import io.sluice.common.Ids;
 import io.sluice.protocol.MapPartitionId;
@@ -36,11 +38,12 @@ import org.slf4j.LoggerFactory;
  * reported lost and skipped for {@code sluice.coordinator.excludeDuration}.
  *
  * <p><b>Replicas.</b> With two copies ({@code sluice.replication.factor} 2) a map partition gets a
- * primary, chosen round robin as above, and a replica: the first server after it in the list that
- * is on another host and answers, else the first after it that answers (the rule of {@code
- * PartitionLocations} for reduce partitions). With a single server that answers, the partition gets
- * one copy. A lost server is reported as before; which partitions it costs is the caller's business
- * (those with no other copy).
+ * primary, chosen round robin as above, and a replica by {@link ReplicaRule}, the rule of {@code
+ * PartitionLocations} for reduce partitions: the first server after it in the list that is on
+ * another rack and answers (racks from {@code sluice.topology.script}, resolved once per host),
+ * else the first after it on another host that answers, else the first after it that answers. With
+ * a single server that answers, the partition gets one copy. A lost server is reported as before;
+ * which partitions it costs is the caller's business (those with no other copy).
  */
 public final class MapPartitionPlacement implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(MapPartitionPlacement.class);
@@ -48,6 +51,7 @@ public final class MapPartitionPlacement implements Closeable {
   private final ClientContext context;
   private final String appId;
   private final List<InetSocketAddress> servers;
+  private final ServerRacks racks;
   private final Consumer<InetSocketAddress> serverLost;
   private final ExecutorService placer;
   private final ServerHeartbeats heartbeats;
@@ -70,6 +74,9 @@ public final class MapPartitionPlacement implements Closeable {
     this.context = context;
     this.appId = Ids.checkAppId(appId);
     this.servers = List.copyOf(servers);
+    this.racks =
+        context.racks(
+            servers.stream().map(InetSocketAddress::getHostString).collect(Collectors.toList()));
     this.serverLost = serverLost;
     this.placer =
         Executors.newSingleThreadExecutor(new DefaultThreadFactory("sluice-placement", true));
@@ -161,8 +168,8 @@ public final class MapPartitionPlacement implements Closeable {
   }
 
   /**
-   * The replica of a partition placed on {@code candidates[primary]}: the first candidate after it
-   * on another host that registers the shuffle, else the first after it that does; null if none.
+   * The replica of a partition placed on {@code candidates[primary]}: the first candidate in {@link
+   * ReplicaRule#order} that registers the shuffle; null if none.
    */
   private InetSocketAddress replica(
       List<InetSocketAddress> candidates,
@@ -170,17 +177,17 @@ public final class MapPartitionPlacement implements Closeable {
       int shuffleId,
       int numMaps,
       int numSubpartitions) {
-    String host = candidates.get(primary).getHostString();
+    List<String> hosts = new ArrayList<>(candidates.size());
+    List<String> candidateRacks = new ArrayList<>(candidates.size());
+    for (InetSocketAddress c : candidates) {
+      hosts.add(c.getHostString());
+      candidateRacks.add(racks.rack(c.getHostString()));
+    }
     List<String> failures = new ArrayList<>();
-    for (boolean otherHost : new boolean[] {true, false}) {
-      for (int i = 1; i < candidates.size(); i++) {
-        InetSocketAddress s = candidates.get((primary + i) % candidates.size());
-        if (otherHost == s.getHostString().equals(host) || excluded(s)) {
-          continue;
-        }
-        if (register(s, shuffleId, numMaps, numSubpartitions, failures)) {
-          return s;
-        }
+    for (int j : ReplicaRule.order(hosts, candidateRacks, primary)) {
+      InetSocketAddress s = candidates.get(j);
+      if (!excluded(s) && register(s, shuffleId, numMaps, numSubpartitions, failures)) {
+        return s;
       }
     }
     return null;

@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.sluice;
 
+import io.sluice.client.ServerRacks;
 import io.sluice.protocol.proto.ServerAddress;
 import java.io.IOException;
 import java.util.List;
@@ -20,6 +21,15 @@ public interface ServerDiscovery {
    * @throws IOException naming what was looked at when no server can be found
    */
   List<ServerAddress> servers(SparkConf conf) throws IOException;
+
+  /**
+   * The racks of the servers the last {@link #servers} call found, as far as the discovery knows
+   * them (YARN's node reports do); by default none. Hosts without a rack here are resolved by
+   * {@code sluice.topology.script} when one is configured.
+   */
+  default ServerRacks racks() {
+    return ServerRacks.UNKNOWN;
+  }
 
   /** The discovery the configuration asks for. */
   static ServerDiscovery fromConf(SparkConf conf) {

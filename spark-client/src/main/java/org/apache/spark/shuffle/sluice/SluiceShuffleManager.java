@@ -85,10 +85,15 @@ public class SluiceShuffleManager extends SortShuffleManager {
       DriverAttempt attempt = DriverAttempt.current(conf.getAppId());
       String appId = attempt.appId();
       try {
-        List<ServerAddress> servers = ServerDiscovery.fromConf(conf).servers(conf);
+        ServerDiscovery discovery = ServerDiscovery.fromConf(conf);
+        List<ServerAddress> servers = discovery.servers(conf);
         coordinator =
             new ShuffleCoordinator(
-                appId, servers, clients.context(), SparkSluiceConf.driverBindAddress(conf));
+                appId,
+                servers,
+                discovery.racks(),
+                clients.context(),
+                SparkSluiceConf.driverBindAddress(conf));
         // Spark's scheduler decides when a map stage is complete; its reducers start the commit
         coordinator.commitWhenReadersAsk();
         for (String earlier : attempt.earlierAppIds()) {

@@ -1,10 +1,13 @@
 package org.apache.spark.shuffle.sluice;
 
 import io.sluice.client.ClientContext;
+import io.sluice.client.ServerRacks;
 import io.sluice.protocol.proto.ServerAddress;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.NodeReport;
 import org.apache.hadoop.yarn.api.records.NodeState;
@@ -18,13 +21,17 @@ import org.apache.spark.deploy.SparkHadoopUtil;
  * service listens on {@code spark.sluice.server.port} (the {@code sluice.server.port} the
  * NodeManagers were configured with; 9290 by default). Used when the application runs on YARN and
  * {@code spark.sluice.servers} is not set, so a job needs nothing but {@code
- * spark.shuffle.manager}. Asks the ResourceManager once, when the first shuffle is registered.
+ * spark.shuffle.manager}. Asks the ResourceManager once, when the first shuffle is registered. Each
+ * NodeManager's rack ({@link NodeReport#getRackName()}) is the rack of its server: with replicas,
+ * the replica goes to another rack when there is one.
  */
 public final class YarnServerDiscovery implements ServerDiscovery {
   /** The port of the aux services, as the NodeManagers' {@code sluice.server.port}. */
   public static final String SERVER_PORT = "spark.sluice.server.port";
 
   static final int DEFAULT_PORT = 9290;
+
+  private volatile ServerRacks racks = ServerRacks.UNKNOWN;
 
   @Override
   public List<ServerAddress> servers(SparkConf conf) throws IOException {
@@ -34,10 +41,9 @@ public final class YarnServerDiscovery implements ServerDiscovery {
     yarn.init(hadoop);
     yarn.start();
     try {
-      List<ServerAddress> servers = new ArrayList<>();
-      for (NodeReport node : yarn.getNodeReports(NodeState.RUNNING)) {
-        servers.add(ClientContext.address(node.getNodeId().getHost(), port));
-      }
+      List<NodeReport> nodes = yarn.getNodeReports(NodeState.RUNNING);
+      List<ServerAddress> servers = servers(nodes, port);
+      racks = racks(nodes);
       if (servers.isEmpty()) {
         throw new IOException(
             "The YARN ResourceManager at "
@@ -55,5 +61,28 @@ public final class YarnServerDiscovery implements ServerDiscovery {
     } finally {
       yarn.stop();
     }
+  }
+
+  @Override
+  public ServerRacks racks() {
+    return racks;
+  }
+
+  /** The server of each NodeManager. */
+  static List<ServerAddress> servers(List<NodeReport> nodes, int port) {
+    List<ServerAddress> servers = new ArrayList<>();
+    for (NodeReport node : nodes) {
+      servers.add(ClientContext.address(node.getNodeId().getHost(), port));
+    }
+    return servers;
+  }
+
+  /** Each NodeManager's host and rack, as its node report names them (none: unknown). */
+  static ServerRacks racks(List<NodeReport> nodes) {
+    Map<String, String> racks = new HashMap<>();
+    for (NodeReport node : nodes) {
+      racks.put(node.getNodeId().getHost(), node.getRackName());
+    }
+    return ServerRacks.of(racks);
   }
 }
