@@ -127,6 +127,18 @@ public final class Message {
   }
 
   /**
+   * {@code bytes} of the body's reservation now belong to whoever took a part of the body (a
+   * retained slice): {@link #release()} releases the body and only what is left of the reservation.
+   */
+  public void handOverReservation(long bytes) {
+    if (bytes < 0 || bytes > reserved) {
+      throw new IllegalArgumentException(
+          "cannot hand over " + bytes + " of " + reserved + " reserved bytes");
+    }
+    reserved -= bytes;
+  }
+
+  /**
    * Releases the body and its reservation, if any. Idempotent; safe on a message without a body.
    */
   public void release() {

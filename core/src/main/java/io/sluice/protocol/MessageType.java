@@ -16,6 +16,7 @@ import io.sluice.protocol.proto.MapperEnd;
 import io.sluice.protocol.proto.OpenMapStream;
 import io.sluice.protocol.proto.OpenStream;
 import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.PushMerged;
 import io.sluice.protocol.proto.ReadMapBuffer;
 import io.sluice.protocol.proto.RegionData;
 import io.sluice.protocol.proto.RegionFinish;
@@ -49,6 +50,7 @@ public enum MessageType {
       13, UnregisterApplication.parser(), h -> ((UnregisterApplication) h).getRequestId()),
   // server: write
   PUSH_DATA(20, PushData.parser(), h -> ((PushData) h).getRequestId()),
+  PUSH_MERGED(21, PushMerged.parser(), h -> ((PushMerged) h).getRequestId()),
   COMMIT_SHUFFLE(30, CommitShuffle.parser(), h -> ((CommitShuffle) h).getRequestId()),
   // server: read
   OPEN_STREAM(40, OpenStream.parser(), h -> ((OpenStream) h).getRequestId()),

@@ -8,6 +8,7 @@ import io.sluice.protocol.proto.Heartbeat;
 import io.sluice.protocol.proto.OpenMapStream;
 import io.sluice.protocol.proto.OpenStream;
 import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.PushMerged;
 import io.sluice.protocol.proto.RegionData;
 import io.sluice.protocol.proto.RegionFinish;
 import io.sluice.protocol.proto.RegionStart;
@@ -33,6 +34,8 @@ public final class RequestApps {
   public static String of(MessageLite header) {
     if (header instanceof PushData) {
       return ((PushData) header).getAppId();
+    } else if (header instanceof PushMerged) {
+      return ((PushMerged) header).getAppId();
     } else if (header instanceof RegionData) {
       return ((RegionData) header).getPartition().getAppId();
     } else if (header instanceof OpenStream) {

@@ -27,6 +27,12 @@ public final class RequestLimits {
    */
   public static final int MAX_CREDITS_PER_STREAM = 1024;
 
+  /**
+   * Parts of one merged push (PushMerged): a map task merges at most this many small batches into
+   * one request; the server keeps an outcome per part until it answers.
+   */
+  public static final int MAX_MERGED_PARTS = 4096;
+
   /** Regions of one map partition: its index has one record per region. */
   public static final int MAX_REGIONS = 1 << 24;
 

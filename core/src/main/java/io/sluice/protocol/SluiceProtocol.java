@@ -29,7 +29,9 @@ public final class SluiceProtocol implements MessageSchema {
 
   @Override
   public boolean carriesData(byte type) {
-    return type == MessageType.PUSH_DATA.id() || type == MessageType.REGION_DATA.id();
+    return type == MessageType.PUSH_DATA.id()
+        || type == MessageType.PUSH_MERGED.id()
+        || type == MessageType.REGION_DATA.id();
   }
 
   @Override

@@ -6,6 +6,7 @@ import io.sluice.network.Message;
 import io.sluice.protocol.BatchFormat;
 import io.sluice.protocol.RequestLimits;
 import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.PushMerged;
 import io.sluice.protocol.proto.Status;
 import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.storage.ReducePartitionSplit;
@@ -63,32 +64,122 @@ final class PushIntake {
    */
   Outcome accept(PushData h, Message request) {
     ByteBuf body = request.body();
-    Outcome outcome = tryAccept(h, body, request.reservedBytes());
+    Outcome outcome =
+        tryAccept(
+            new Target(h.getAppId(), h.getShuffleId(), h.getPartitionId(), h.getEpoch()),
+            body,
+            request.reservedBytes() == body.readableBytes());
     if (outcome.taken()) {
       request.handOver();
     }
     return outcome;
   }
 
-  private Outcome tryAccept(PushData h, ByteBuf body, long reserved) {
-    ServerShuffle shuffle = registry.get(h.getAppId(), h.getShuffleId());
+  /**
+   * Takes each part of a merged push ({@code PushMerged}, whose body the decoder reserved whole)
+   * into its split, as {@link #accept(PushData, Message)} takes one push: a part that is taken
+   * takes a slice of the body and its share of the reservation; the rest stays with the request,
+   * whose owner releases it. The request must be well formed ({@link #mergedProblem}).
+   *
+   * @return the outcome of each part, in order
+   */
+  Outcome[] acceptMerged(PushMerged h, Message request) {
+    ByteBuf body = request.body();
+    boolean reserved = request.reservedBytes() == body.readableBytes();
+    Outcome[] outcomes = new Outcome[h.getPartitionIdsCount()];
+    int offset = body.readerIndex();
+    for (int i = 0; i < outcomes.length; i++) {
+      int length = h.getLengths(i);
+      ByteBuf part = body.retainedSlice(offset, length);
+      offset += length;
+      Target t = new Target(h.getAppId(), h.getShuffleId(), h.getPartitionIds(i), h.getEpochs(i));
+      outcomes[i] = tryAccept(t, part, reserved);
+      if (outcomes[i].taken()) {
+        request.handOverReservation(length);
+      } else {
+        part.release();
+      }
+    }
+    return outcomes;
+  }
+
+  /**
+   * What is wrong with the shape of a merged push (list lengths, part count, part lengths against
+   * the body), or null.
+   */
+  static String mergedProblem(PushMerged h, long bodyLength) {
+    int parts = h.getPartitionIdsCount();
+    if (parts == 0 || h.getEpochsCount() != parts || h.getLengthsCount() != parts) {
+      return "a merged push needs equally long, non-empty partition_ids, epochs and lengths; got "
+          + parts
+          + ", "
+          + h.getEpochsCount()
+          + " and "
+          + h.getLengthsCount();
+    }
+    if (parts > RequestLimits.MAX_MERGED_PARTS) {
+      return "a merged push has "
+          + parts
+          + " parts, more than RequestLimits.MAX_MERGED_PARTS ("
+          + RequestLimits.MAX_MERGED_PARTS
+          + ")";
+    }
+    long sum = 0;
+    for (int i = 0; i < parts; i++) {
+      if (h.getLengths(i) <= 0) {
+        return "part " + i + " of a merged push has length " + h.getLengths(i) + ", not > 0";
+      }
+      sum += h.getLengths(i);
+    }
+    if (sum != bodyLength) {
+      return "the parts of a merged push add up to "
+          + sum
+          + " bytes but its body has "
+          + bodyLength;
+    }
+    return null;
+  }
+
+  /** The split a push goes to, as the request names it. */
+  private static final class Target {
+    final String appId;
+    final int shuffleId;
+    final int partitionId;
+    final int epoch;
+
+    Target(String appId, int shuffleId, int partitionId, int epoch) {
+      this.appId = appId;
+      this.shuffleId = shuffleId;
+      this.partitionId = partitionId;
+      this.epoch = epoch;
+    }
+
+    /** The split, for error messages (built only when one is needed). */
+    @Override
+    public String toString() {
+      return Ids.split(appId, shuffleId, partitionId, epoch);
+    }
+  }
+
+  private Outcome tryAccept(Target h, ByteBuf body, boolean reserved) {
+    ServerShuffle shuffle = registry.get(h.appId, h.shuffleId);
     if (shuffle == null) {
       return new Outcome(
           Status.SHUFFLE_NOT_REGISTERED,
-          Ids.shuffle(h.getAppId(), h.getShuffleId()) + " is not registered on this server");
+          Ids.shuffle(h.appId, h.shuffleId) + " is not registered on this server");
     }
     ShuffleShape shape = shuffle.shape();
-    String problem = shape.checkPartition(h.getPartitionId());
+    String problem = shape.checkPartition(h.partitionId);
     if (problem == null) {
       problem =
           RequestLimits.checkIndex(
-              "epoch", h.getEpoch(), RequestLimits.MAX_EPOCHS, "RequestLimits.MAX_EPOCHS");
+              "epoch", h.epoch, RequestLimits.MAX_EPOCHS, "RequestLimits.MAX_EPOCHS");
     }
     if (problem == null) {
       problem = BatchFormat.check(body, (m, a, b, l) -> {}, shape.numMaps());
     }
     if (problem != null) {
-      return bad("malformed push for " + split(h) + ": " + problem);
+      return bad("malformed push for " + h + ": " + problem);
     }
     if (verifyOnPush) {
       problem = BatchFormat.checksumProblems(body);
@@ -96,7 +187,7 @@ final class PushIntake {
         metrics.checksumFailures().inc();
         return bad(
             "corrupt push for "
-                + split(h)
+                + h
                 + ": "
                 + problem
                 + " (sluice.integrity.verifyOnPush); the data changed between the map task and"
@@ -104,14 +195,14 @@ final class PushIntake {
       }
     }
     int bytes = body.readableBytes();
-    if (reserved != bytes) {
+    if (!reserved) {
       // the body arrived whole while the budget was full: the decoder could not reserve it
       metrics.pushesCongested().mark();
-      return new Outcome(Status.CONGESTED, memory.congestedMessage(split(h)));
+      return new Outcome(Status.CONGESTED, memory.congestedMessage(h.toString()));
     }
     ReducePartitionSplit target;
     try {
-      target = shuffle.splitForPush(h.getPartitionId(), h.getEpoch());
+      target = shuffle.splitForPush(h.partitionId, h.epoch);
     } catch (StorageUnavailableException e) {
       return new Outcome(Status.HARD_SPLIT, e.getMessage());
     }
@@ -137,11 +228,6 @@ final class PushIntake {
                 + " takes no more data (a write failed, it was dropped or the server is"
                 + " stopping); push to a new location");
     }
-  }
-
-  /** The split a push names, for its error messages (built only when one is needed). */
-  private static String split(PushData h) {
-    return Ids.split(h.getAppId(), h.getShuffleId(), h.getPartitionId(), h.getEpoch());
   }
 
   private Outcome bad(String message) {

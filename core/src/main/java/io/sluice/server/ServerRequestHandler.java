@@ -18,9 +18,11 @@ import io.sluice.protocol.proto.CommitShuffle;
 import io.sluice.protocol.proto.CommittedSplit;
 import io.sluice.protocol.proto.FetchChunk;
 import io.sluice.protocol.proto.Heartbeat;
+import io.sluice.protocol.proto.MergedPushResult;
 import io.sluice.protocol.proto.OpenMapStream;
 import io.sluice.protocol.proto.OpenStream;
 import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.PushMerged;
 import io.sluice.protocol.proto.ReadMapBuffer;
 import io.sluice.protocol.proto.RegionData;
 import io.sluice.protocol.proto.RegionFinish;
@@ -147,6 +149,8 @@ final class ServerRequestHandler implements RequestHandler {
         return mapPartitions.read(channel, request.header(ReadMapBuffer.class));
       case PUSH_DATA:
         return push(channel, request);
+      case PUSH_MERGED:
+        return pushMerged(channel, request);
       case OPEN_STREAM:
         return openStream(channel, request);
       case FETCH_CHUNK:
@@ -248,6 +252,41 @@ final class ServerRequestHandler implements RequestHandler {
     return outcome.status == Status.OK
         ? Messages.ok(h.getRequestId())
         : Messages.error(h.getRequestId(), outcome.status, outcome.message);
+  }
+
+  /**
+   * Decodes a merged push, hands each part to the intake, answers with every part's outcome in one
+   * response; a malformed request (its lists or lengths) is refused whole.
+   */
+  private Message pushMerged(Channel channel, Message request) {
+    PushMerged h = request.header(PushMerged.class);
+    String problem = PushIntake.mergedProblem(h, request.bodyLength());
+    if (problem != null) {
+      metrics.badRequests().mark();
+      return Messages.error(
+          h.getRequestId(),
+          Status.BAD_REQUEST,
+          "malformed merged push for "
+              + Ids.shuffle(h.getAppId(), h.getShuffleId())
+              + ": "
+              + problem);
+    }
+    PushIntake.Outcome[] outcomes = intake.acceptMerged(h, request);
+    MergedPushResult.Builder result = MergedPushResult.newBuilder();
+    long taken = 0;
+    for (int i = 0; i < outcomes.length; i++) {
+      result.addStatuses(outcomes[i].status).addMessages(outcomes[i].message);
+      if (outcomes[i].taken()) {
+        taken += h.getLengths(i);
+      }
+    }
+    if (taken > 0) {
+      flowControl.pushedOn(channel, h.getReplica());
+      if (h.getReplica()) {
+        metrics.replicaBytesPushed().mark(taken);
+      }
+    }
+    return Messages.response(Messages.okBuilder(h.getRequestId()).setMerged(result).build());
   }
 
   private void commit(Channel channel, CommitShuffle h) {

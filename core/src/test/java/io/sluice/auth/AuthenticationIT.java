@@ -27,6 +27,7 @@ import io.sluice.protocol.proto.MapperEnd;
 import io.sluice.protocol.proto.OpenMapStream;
 import io.sluice.protocol.proto.OpenStream;
 import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.PushMerged;
 import io.sluice.protocol.proto.ReadMapBuffer;
 import io.sluice.protocol.proto.RegionData;
 import io.sluice.protocol.proto.RegionFinish;
@@ -72,6 +73,7 @@ class AuthenticationIT {
           MessageType.UNREGISTER_SHUFFLE,
           MessageType.UNREGISTER_APPLICATION,
           MessageType.PUSH_DATA,
+          MessageType.PUSH_MERGED,
           MessageType.COMMIT_SHUFFLE,
           MessageType.OPEN_STREAM,
           MessageType.FETCH_CHUNK,
@@ -321,7 +323,9 @@ class AuthenticationIT {
   }
 
   private static boolean carriesData(MessageType type) {
-    return type == MessageType.PUSH_DATA || type == MessageType.REGION_DATA;
+    return type == MessageType.PUSH_DATA
+        || type == MessageType.PUSH_MERGED
+        || type == MessageType.REGION_DATA;
   }
 
   /** Sends AUTH_HELLO (with a registration when {@code clusterSecret} is set); the answer. */
@@ -403,6 +407,17 @@ class AuthenticationIT {
         break;
       case PUSH_DATA:
         header = PushData.newBuilder().setRequestId(7).setAppId(appId).setPartitionId(0).build();
+        body = new byte[64];
+        break;
+      case PUSH_MERGED:
+        header =
+            PushMerged.newBuilder()
+                .setRequestId(7)
+                .setAppId(appId)
+                .addPartitionIds(0)
+                .addEpochs(0)
+                .addLengths(64)
+                .build();
         body = new byte[64];
         break;
       case COMMIT_SHUFFLE:

@@ -15,7 +15,9 @@ import io.sluice.protocol.proto.CommitShuffle;
 import io.sluice.protocol.proto.FetchChunk;
 import io.sluice.protocol.proto.OpenStream;
 import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.PushMerged;
 import io.sluice.protocol.proto.RegisterShuffle;
+import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.ServerAddress;
 import io.sluice.protocol.proto.Status;
 import io.sluice.testutil.TestCluster;
@@ -136,6 +138,70 @@ class MalformedInputIT {
                 CommitShuffle.newBuilder().setRequestId(id).setAppId(APP).setShuffleId(1).build(),
                 id));
     assertStatus(push(APP, 1, 2, () -> batch(0, 10, 10)), Status.STAGE_ENDED, "committed");
+  }
+
+  /** A merged push of {@code parts} (partition, length) pairs; every epoch 0. */
+  private LongFunction<Message> merged(int[][] parts, Supplier<ByteBuf> body) {
+    return id -> {
+      PushMerged.Builder h = PushMerged.newBuilder().setRequestId(id).setAppId(APP).setShuffleId(1);
+      for (int[] part : parts) {
+        h.addPartitionIds(part[0]).addEpochs(0).addLengths(part[1]);
+      }
+      return Messages.request(MessageType.PUSH_MERGED, h.build(), id, body.get());
+    };
+  }
+
+  private Response callForResponse(LongFunction<Message> request) throws Exception {
+    return cluster.context().call(null, server, request);
+  }
+
+  @Test
+  void mergedPushesAnswerEachPartAndRefuseAMalformedShapeWhole() throws Exception {
+    // the lists disagree with the body: refused whole, naming what is wrong
+    assertStatus(
+        merged(new int[][] {{0, 26}, {1, 26}}, () -> batch(0, 10, 10)),
+        Status.BAD_REQUEST,
+        "add up to 52 bytes but its body has 34");
+    assertStatus(
+        merged(new int[][] {{0, 0}}, () -> batch(0, 10, 10)),
+        Status.BAD_REQUEST,
+        "part 0",
+        "length 0");
+    assertStatus(
+        id ->
+            Messages.request(
+                MessageType.PUSH_MERGED,
+                PushMerged.newBuilder()
+                    .setRequestId(id)
+                    .setAppId(APP)
+                    .setShuffleId(1)
+                    .addPartitionIds(0)
+                    .addLengths(26)
+                    .build(),
+                id,
+                batch(0, 10, 10)),
+        Status.BAD_REQUEST,
+        "equally long");
+    // each part gets its own outcome: a good one, a partition out of range, a short batch
+    Response r =
+        callForResponse(
+            merged(
+                new int[][] {{2, 34}, {9, 34}, {3, 34}},
+                () ->
+                    Unpooled.wrappedBuffer(batch(0, 10, 10), batch(1, 10, 10), batch(2, 20, 10))));
+    assertThat(r.getMerged().getStatusesList())
+        .containsExactly(Status.OK, Status.BAD_REQUEST, Status.BAD_REQUEST);
+    assertThat(r.getMerged().getMessages(0)).isEmpty();
+    assertThat(r.getMerged().getMessages(1)).contains("partition 9 is outside [0, 8)");
+    assertThat(r.getMerged().getMessages(2)).contains("partition 3", "claims 20 payload bytes");
+    // the part that was taken is read back after commit
+    call(
+        id ->
+            Messages.request(
+                MessageType.COMMIT_SHUFFLE,
+                CommitShuffle.newBuilder().setRequestId(id).setAppId(APP).setShuffleId(1).build(),
+                id));
+    assertThat(cluster.server(0).metrics().bytesPushed().getCount()).isEqualTo(34);
   }
 
   @Test

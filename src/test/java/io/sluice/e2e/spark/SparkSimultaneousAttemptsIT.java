@@ -33,14 +33,15 @@ import scala.Tuple2;
 import scala.collection.JavaConverters;
 
 /**
- * Two attempts of one map task writing at the same time with the same stage attempt and attempt
- * number, and different task attempt ids (the shape of Spark's ShuffleSuite "multiple simultaneous
- * attempts for one task (SPARK-8029)", which failed now and then on Sluice). Sluice told attempts
- * apart by stage attempt and attempt number, so both wrote as one attempt: the reader kept the
- * batches that reached the server first and compared them with the record of the attempt that ended
- * first, and when those were different writers the read failed ("a batch is missing, duplicated or
- * from another attempt"). Here the order that fails is forced: attempt A pushes first, attempt B
- * pushes and ends, then A ends; either attempt's output must read back whole.
+ * Two attempts of one map task writing at the same time with the same stage attempt, attempt number
+ * and map id, and different task attempt ids (the shape of Spark's ShuffleSuite "multiple
+ * simultaneous attempts for one task (SPARK-8029)", which failed now and then on Sluice, and also
+ * asserts that both attempts' statuses have one location). Sluice told attempts apart by stage
+ * attempt and attempt number, so both wrote as one attempt: the reader kept the batches that
+ * reached the server first and compared them with the record of the attempt that ended first, and
+ * when those were different writers the read failed ("a batch is missing, duplicated or from
+ * another attempt"). Here the order that fails is forced: attempt A pushes first, attempt B pushes
+ * and ends, then A ends; either attempt's output must read back whole.
  */
 class SparkSimultaneousAttemptsIT {
   private static final int RECORDS = 20_000;
@@ -79,7 +80,7 @@ class SparkSimultaneousAttemptsIT {
                 dep.shuffleHandle(), 0L, contextA, contextA.taskMetrics().shuffleWriteMetrics());
         ShuffleWriter<Integer, Integer> writerB =
             manager.getWriter(
-                dep.shuffleHandle(), 1L, contextB, contextB.taskMetrics().shuffleWriteMetrics());
+                dep.shuffleHandle(), 0L, contextB, contextB.taskMetrics().shuffleWriteMetrics());
 
         // A pushes its first batches, then waits until B has pushed everything and ended
         CountDownLatch aPushed = new CountDownLatch(1);
@@ -105,6 +106,8 @@ class SparkSimultaneousAttemptsIT {
         Option<MapStatus> statusA = a.get(60, TimeUnit.SECONDS);
         assertThat(statusA.isDefined()).isTrue();
         assertThat(statusB.isDefined()).isTrue();
+        // as Spark's test asserts: both attempts' output is at one location
+        assertThat(statusA.get().location()).isEqualTo(statusB.get().location());
 
         // as Spark would: the status of the attempt that finished first counts (here B), and
         // then, as a rerun of the stage might, A's

@@ -112,6 +112,25 @@ public final class InFlightLimiter {
     }
   }
 
+  /**
+   * Takes {@code bytes} when they fit under both bounds now and nobody waits for room in the JVM;
+   * never waits.
+   *
+   * @return whether they were taken (give them back with {@link #release})
+   */
+  public synchronized boolean tryAcquire(ServerAddress server, long bytes) {
+    long current = inFlight.getOrDefault(server, 0L);
+    boolean fits =
+        (current == 0 || current + bytes <= maxPerServer)
+            && jvmLine.isEmpty()
+            && (total == 0 || total + bytes <= maxTotal);
+    if (fits) {
+      inFlight.put(server, current + bytes);
+      total += bytes;
+    }
+    return fits;
+  }
+
   /** Returns bytes taken by {@link #acquire}. */
   public synchronized void release(ServerAddress server, long bytes) {
     releaseServer(server, bytes);

@@ -113,6 +113,9 @@ public final class MapOutputPusher implements Closeable {
    */
   private final Map<Integer, PartitionLocation> softSplits = new ConcurrentHashMap<>();
 
+  // while flush() pushes every partition's last batch (task thread only): merges the small ones
+  private MergedPushes merging;
+
   public MapOutputPusher(
       ClientContext context,
       CoordinatorClient coordinator,
@@ -222,8 +225,14 @@ public final class MapOutputPusher implements Closeable {
     if (full != null) {
       reviveAfterSoftSplit(partition, full);
     }
+    ServerAddress server = location(partition).getServer();
     try {
-      context.inFlight().acquire(location(partition).getServer(), push.bytes);
+      if (merging == null || !context.inFlight().tryAcquire(server, push.bytes)) {
+        if (merging != null) {
+          merging.sendAll(); // batches waiting to be merged hold room: send them before waiting
+        }
+        context.inFlight().acquire(server, push.bytes);
+      }
     } catch (InterruptedException e) {
       body.release();
       Thread.currentThread().interrupt();
@@ -232,11 +241,11 @@ public final class MapOutputPusher implements Closeable {
       body.release();
       throw e;
     }
-    push.permitServer = location(partition).getServer();
+    push.permitServer = server;
     synchronized (lock) {
       outstanding++;
     }
-    send(push);
+    send(push, merging);
   }
 
   private IOException tooLarge(int partition, int len) {
@@ -310,33 +319,45 @@ public final class MapOutputPusher implements Closeable {
 
   /** Pushes the batch to one server; completes with the answer's status (OK or SOFT_SPLIT). */
   private CompletableFuture<Status> pushTo(
-      PendingPush push, PartitionLocation location, ServerAddress server, boolean replica) {
+      PendingPush push,
+      PartitionLocation location,
+      ServerAddress server,
+      boolean replica,
+      MergedPushes window) {
     CompletableFuture<Status> answer =
-        connectionTo(server, replica)
-            .thenCompose(
-                connection ->
-                    context.callAsync(
-                        connection,
-                        id ->
-                            Messages.request(
-                                MessageType.PUSH_DATA,
-                                PushData.newBuilder()
-                                    .setRequestId(id)
-                                    .setAppId(appId)
-                                    .setShuffleId(shuffleId)
-                                    .setPartitionId(push.partition)
-                                    .setEpoch(location.getEpoch())
-                                    .setReplica(replica)
-                                    .build(),
-                                id,
-                                push.body.retainedDuplicate())))
-            .thenApply(
-                response -> {
-                  Status status = response.header(Response.class).getStatus();
-                  response.release();
-                  return status;
-                });
+        window != null && push.bytes < MergedPushes.MERGE_BELOW
+            ? window.add(server, replica, push.partition, location.getEpoch(), push.body)
+            : pushAlone(push, location, server, replica);
     return context.silentServers().watch(appId, server, answer);
+  }
+
+  /** Pushes the batch to one server in a request of its own. */
+  private CompletableFuture<Status> pushAlone(
+      PendingPush push, PartitionLocation location, ServerAddress server, boolean replica) {
+    return connectionTo(server, replica)
+        .thenCompose(
+            connection ->
+                context.callAsync(
+                    connection,
+                    id ->
+                        Messages.request(
+                            MessageType.PUSH_DATA,
+                            PushData.newBuilder()
+                                .setRequestId(id)
+                                .setAppId(appId)
+                                .setShuffleId(shuffleId)
+                                .setPartitionId(push.partition)
+                                .setEpoch(location.getEpoch())
+                                .setReplica(replica)
+                                .build(),
+                            id,
+                            push.body.retainedDuplicate())))
+        .thenApply(
+            response -> {
+              Status status = response.header(Response.class).getStatus();
+              response.release();
+              return status;
+            });
   }
 
   /**
@@ -344,16 +365,21 @@ public final class MapOutputPusher implements Closeable {
    * at the same time. The batch is acknowledged once every copy is.
    */
   private void send(PendingPush push) {
+    send(push, null);
+  }
+
+  /** {@link #send(PendingPush)}, merged with other small batches when {@code window} is given. */
+  private void send(PendingPush push, MergedPushes window) {
     PartitionLocation location = location(push.partition);
     push.attempts++;
     // when each copy answered: the later one's lag is the replica lag
     long[] answeredAt = new long[2];
     CompletableFuture<Status> primary =
-        pushTo(push, location, location.getServer(), false)
+        pushTo(push, location, location.getServer(), false, window)
             .whenComplete((status, e) -> answeredAt[0] = System.nanoTime());
     CompletableFuture<Status> replica =
         location.hasReplica()
-            ? pushTo(push, location, location.getReplica(), true)
+            ? pushTo(push, location, location.getReplica(), true, window)
                 .whenComplete((status, e) -> answeredAt[1] = System.nanoTime())
             : CompletableFuture.completedFuture(Status.OK);
     CompletableFuture.allOf(primary, replica)
@@ -550,10 +576,18 @@ public final class MapOutputPusher implements Closeable {
    * @throws IOException when an earlier push failed
    */
   public void flush() throws IOException {
-    for (int p = 0; p < buffers.length; p++) {
-      checkFailure();
-      flushPartition(p);
-      buffers[p] = null;
+    // every partition's last batch at once: small ones for the same server travel merged
+    merging = new MergedPushes(context, appId, shuffleId, this::connectionTo);
+    try {
+      for (int p = 0; p < buffers.length; p++) {
+        checkFailure();
+        flushPartition(p);
+        buffers[p] = null;
+      }
+    } finally {
+      MergedPushes window = merging;
+      merging = null;
+      window.sendAll();
     }
   }
 

@@ -2,20 +2,24 @@ package org.apache.spark.shuffle.sluice;
 
 import org.apache.spark.SparkContext$;
 import org.apache.spark.SparkEnv;
+import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.storage.BlockManagerId$;
+import org.apache.spark.storage.ShuffleBlockId;
 import org.apache.spark.util.Utils;
 import scala.Option;
 
 /**
  * Where Spark's map output tracker believes a map's output lives: a {@link BlockManagerId} whose
  * executor id names the Sluice generation holding it ({@code sluice-gen-<id>}, so no executor ever
- * matches it) and whose topology field names the attempt whose batches count.
+ * matches it). The attempt whose batches count is the status's map id, the task attempt id Spark
+ * itself registers ({@link #attemptOf}); every attempt of a generation has the same location, as
+ * every attempt on one executor has with Spark's own shuffle (Spark's ShuffleSuite checks it).
  *
  * <p>This makes Spark's own bookkeeping do Sluice's: the registered status of each map index tells
  * readers which generation and attempt to keep (task retries, speculation and stage reruns
- * included), losing an executor loses no output, and a {@code FetchFailedException} that names
- * {@link #ofGeneration} makes the DAG scheduler unregister exactly the outputs of that generation
+ * included), losing an executor loses no output, and a {@code FetchFailedException} that names the
+ * generation's location makes the DAG scheduler unregister exactly the outputs of that generation
  * ("executor lost, files lost"), so their maps rerun into a new generation.
  *
  * <p>The host is also where Spark prefers to run the reduce tasks (reducer locality, and the map
@@ -37,16 +41,10 @@ final class MapOutputLocation {
   private MapOutputLocation() {}
 
   /**
-   * The location of the output of {@code attempt} written to generation {@code generationId}, at
-   * {@code host} (see {@link #host}).
+   * The location of the outputs written to generation {@code generationId}, at {@code host} (see
+   * {@link #host}); fetch failures name it too.
    */
-  static BlockManagerId of(int generationId, int attempt, String host) {
-    return BlockManagerId$.MODULE$.apply(
-        PREFIX + generationId, host, PORT, Option.apply(Integer.toString(attempt)));
-  }
-
-  /** The location that names a whole generation (for fetch failures), at {@code host}. */
-  static BlockManagerId ofGeneration(int generationId, String host) {
+  static BlockManagerId of(int generationId, String host) {
     return BlockManagerId$.MODULE$.apply(PREFIX + generationId, host, PORT, Option.empty());
   }
 
@@ -82,23 +80,29 @@ final class MapOutputLocation {
     return Integer.parseInt(id.substring(PREFIX.length()));
   }
 
-  /** The attempt of a location written by {@link #of}. */
-  static int attempt(BlockManagerId location) {
-    Option<String> topology = location.topologyInfo();
-    if (topology.isEmpty()) {
-      throw new IllegalStateException("map output location " + location + " names no attempt");
+  /**
+   * The attempt of the block a map output tracker lists for a map ({@code
+   * getMapSizesByExecutorId}): its map id, which Sluice's writer registers as its task attempt id.
+   *
+   * @throws IllegalStateException naming the block when it is not a shuffle block
+   */
+  static int attempt(BlockId block) {
+    if (!(block instanceof ShuffleBlockId)) {
+      throw new IllegalStateException(
+          "map output block " + block + " is not a shuffle block Sluice's writer registered");
     }
-    return Integer.parseInt(topology.get());
+    return attemptOf(((ShuffleBlockId) block).mapId());
   }
 
   /**
    * The attempt number pushed in batch headers: the task's attempt id ({@code
-   * TaskContext.taskAttemptId()}, unique in the application, as Spark's own shuffle uses it), kept
-   * to 31 bits because headers carry a non-negative int. Two attempts of one map index writing the
-   * same generation therefore always differ: task retries, speculative copies, attempts of
-   * different stage attempts, and also two writers a caller gave the same attempt number (Spark's
-   * ShuffleSuite does, SPARK-8029), whose batches would otherwise share ids and be dropped as
-   * duplicates of each other. Ids are equal only 2^31 tasks apart.
+   * TaskContext.taskAttemptId()}, unique in the application, which the writer also registers as its
+   * status's map id, as Spark's own shuffle does), kept to 31 bits because headers carry a
+   * non-negative int. Two attempts of one map index writing the same generation therefore always
+   * differ: task retries, speculative copies, attempts of different stage attempts, and also two
+   * writers a caller gave the same attempt number (Spark's ShuffleSuite does, SPARK-8029), whose
+   * batches would otherwise share ids and be dropped as duplicates of each other. Ids are equal
+   * only 2^31 tasks apart.
    */
   static int attemptOf(long taskAttemptId) {
     if (taskAttemptId < 0) {

@@ -44,13 +44,12 @@ final class MapOutputsByGeneration {
     while (statuses.hasNext()) {
       Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>> byLocation = statuses.next();
       int generationId = MapOutputLocation.generation(byLocation._1());
-      int attempt = MapOutputLocation.attempt(byLocation._1());
       Generation g = generations.computeIfAbsent(generationId, id -> new Generation(id, numMaps));
       Iterator<Tuple3<BlockId, Object, Object>> blocks = byLocation._2().iterator();
       while (blocks.hasNext()) {
         Tuple3<BlockId, Object, Object> block = blocks.next();
         int mapIndex = (Integer) block._3();
-        g.attempts[mapIndex] = attempt;
+        g.attempts[mapIndex] = MapOutputLocation.attempt(block._1());
         g.blocks++;
       }
     }

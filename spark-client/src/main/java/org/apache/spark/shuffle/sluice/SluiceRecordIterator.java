@@ -152,8 +152,7 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
             + cause.getMessage();
     return Sneaky.raise(
         new FetchFailedException(
-            MapOutputLocation.ofGeneration(
-                generation.id, MapOutputLocation.hostHere(generation.id)),
+            MapOutputLocation.of(generation.id, MapOutputLocation.hostHere(generation.id)),
             handle.shuffleId(),
             -1L,
             -1,

@@ -129,11 +129,10 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
     status =
         MapStatus$.MODULE$.apply(
             MapOutputLocation.of(
-                generation.shuffleId(),
-                attempt,
-                MapOutputLocation.hostHere(generation.shuffleId())),
+                generation.shuffleId(), MapOutputLocation.hostHere(generation.shuffleId())),
             partitionLengths,
-            mapTaskId);
+            // the map id is the attempt whose batches count (see MapOutputLocation)
+            context.taskAttemptId());
     LOG.debug(
         "Map {} (task {}, attempt {}) of {} pushed {} records, {} bytes to generation {}; {}"
             + " early spill(s)",

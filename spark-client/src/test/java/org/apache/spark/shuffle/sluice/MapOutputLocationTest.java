@@ -5,22 +5,21 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.storage.BlockManagerId$;
+import org.apache.spark.storage.ShuffleBlockId;
 import org.junit.jupiter.api.Test;
 import scala.Option;
 
 class MapOutputLocationTest {
   @Test
-  void locationCarriesGenerationAndAttempt() {
-    int attempt = MapOutputLocation.attemptOf(70_000);
+  void locationNamesTheGenerationForEveryAttemptAndFetchFailure() {
     int gen = Integer.MAX_VALUE - 1;
     String host = MapOutputLocation.host(gen, "4", "10.0.0.7");
-    BlockManagerId loc = MapOutputLocation.of(gen, attempt, host);
+    BlockManagerId loc = MapOutputLocation.of(gen, host);
     assertThat(MapOutputLocation.generation(loc)).isEqualTo(gen);
-    assertThat(MapOutputLocation.attempt(loc)).isEqualTo(70_000);
-    // a fetch failure names the generation: same executor and host as every output in it
-    BlockManagerId generation = MapOutputLocation.ofGeneration(gen, host);
-    assertThat(generation.executorId()).isEqualTo(loc.executorId());
-    assertThat(generation.host()).isEqualTo(loc.host());
+    // two attempts of a map have one location, as on one executor with Spark's own shuffle
+    assertThat(MapOutputLocation.of(gen, host)).isEqualTo(loc);
+    // the attempt is the registered map id
+    assertThat(MapOutputLocation.attempt(new ShuffleBlockId(3, 70_000, 2))).isEqualTo(70_000);
   }
 
   @Test
@@ -29,7 +28,7 @@ class MapOutputLocationTest {
     assertThat(MapOutputLocation.host(5, "4", "10.0.0.7")).isEqualTo("sluice-gen-5");
     // local mode: the one host there is, so reduce tasks preferring it always get to run
     assertThat(MapOutputLocation.host(5, "driver", "laptop.local")).isEqualTo("laptop.local");
-    BlockManagerId local = MapOutputLocation.of(5, 0, MapOutputLocation.host(5, "driver", "h"));
+    BlockManagerId local = MapOutputLocation.of(5, MapOutputLocation.host(5, "driver", "h"));
     assertThat(local.host()).isEqualTo("h");
     assertThat(MapOutputLocation.generation(local)).isEqualTo(5);
   }

@@ -7,10 +7,9 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManagerId;
-import org.apache.spark.storage.BlockManagerId$;
+import org.apache.spark.storage.RDDBlockId;
 import org.apache.spark.storage.ShuffleBlockId;
 import org.junit.jupiter.api.Test;
-import scala.Option;
 import scala.Tuple2;
 import scala.Tuple3;
 import scala.collection.JavaConverters;
@@ -28,22 +27,22 @@ class MapOutputsByGenerationTest {
   }
 
   @Test
-  void attemptsComeFromTheRegisteredStatusesGroupedByGeneration() {
+  void attemptsAreTheRegisteredMapIdsGroupedByGeneration() {
     int gen0 = 7;
     int gen1 = Integer.MAX_VALUE;
     List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> statuses =
         List.of(
-            location(MapOutputLocation.of(gen0, 1, "sluice-gen-7"), 100, 0, 10, 20),
-            location(MapOutputLocation.of(gen0, 0, "sluice-gen-7"), 101, 2, 5),
+            location(MapOutputLocation.of(gen0, "sluice-gen-7"), 100, 0, 10, 20),
+            location(MapOutputLocation.of(gen0, "sluice-gen-7"), 101, 2, 5),
             // map 1 reran (a stage retry, task 205) into a new generation
-            location(MapOutputLocation.of(gen1, 205, "localhost"), 205, 1, 7, 8, 9));
+            location(MapOutputLocation.of(gen1, "localhost"), 205, 1, 7, 8, 9));
     MapOutputsByGeneration outputs =
         new MapOutputsByGeneration(JavaConverters.asScalaIterator(statuses.iterator()), 4);
 
     List<MapOutputsByGeneration.Generation> gens = new ArrayList<>();
     outputs.generations().forEach(gens::add);
     assertThat(gens).extracting(g -> g.id).containsExactly(gen0, gen1);
-    assertThat(gens.get(0).attempts).containsExactly(1, -1, 0, -1);
+    assertThat(gens.get(0).attempts).containsExactly(100, -1, 101, -1);
     assertThat(gens.get(0).blocks).isEqualTo(3);
     assertThat(gens.get(1).attempts).containsExactly(-1, 205, -1, -1);
     assertThat(gens.get(1).blocks).isEqualTo(3);
@@ -61,13 +60,17 @@ class MapOutputsByGenerationTest {
   }
 
   @Test
-  void aStatusWithoutAttemptIsRefused() {
-    BlockManagerId bare =
-        BlockManagerId$.MODULE$.apply("sluice-gen-3", "sluice-gen-3", 1, Option.empty());
+  void aBlockThatIsNotAShuffleBlockIsRefused() {
+    BlockManagerId loc = MapOutputLocation.of(3, "sluice-gen-3");
+    List<Tuple3<BlockId, Object, Object>> blocks = new ArrayList<>();
+    blocks.add(new Tuple3<>(new RDDBlockId(1, 2), 4L, 0));
+    Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>> odd =
+        new Tuple2<>(loc, JavaConverters.asScalaBuffer(blocks).toSeq());
     assertThatThrownBy(
             () ->
                 new MapOutputsByGeneration(
-                    JavaConverters.asScalaIterator(List.of(location(bare, 1, 0, 4)).iterator()), 1))
-        .hasMessageContaining("names no attempt");
+                    JavaConverters.asScalaIterator(List.of(odd).iterator()), 1))
+        .hasMessageContaining("rdd_1_2")
+        .hasMessageContaining("is not a shuffle block");
   }
 }
