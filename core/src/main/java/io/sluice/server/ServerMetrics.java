@@ -22,6 +22,7 @@ public final class ServerMetrics {
   private final Meter pushesCongested;
   private final Meter softSplits;
   private final Meter badRequests;
+  private final Meter mergedPushes;
   private final Timer flushLatency;
   private final Timer commitLatency;
   private final Counter activeSplits;
@@ -40,6 +41,7 @@ public final class ServerMetrics {
     this.pushesCongested = registry.meter(PREFIX + "pushesCongested");
     this.softSplits = registry.meter(PREFIX + "softSplits");
     this.badRequests = registry.meter(PREFIX + "badRequests");
+    this.mergedPushes = registry.meter(PREFIX + "mergedPushes");
     this.flushLatency = registry.timer(PREFIX + "flushLatency");
     this.commitLatency = registry.timer(PREFIX + "commitLatency");
     this.activeSplits = registry.counter(PREFIX + "activeSplits");
@@ -108,6 +110,11 @@ public final class ServerMetrics {
 
   public Meter badRequests() {
     return badRequests;
+  }
+
+  /** Merged push requests (PushMerged) taken apart, each carrying several partitions' batches. */
+  public Meter mergedPushes() {
+    return mergedPushes;
   }
 
   public Timer flushLatency() {

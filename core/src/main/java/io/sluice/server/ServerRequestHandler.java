@@ -271,6 +271,7 @@ final class ServerRequestHandler implements RequestHandler {
               + ": "
               + problem);
     }
+    metrics.mergedPushes().mark();
     PushIntake.Outcome[] outcomes = intake.acceptMerged(h, request);
     MergedPushResult.Builder result = MergedPushResult.newBuilder();
     long taken = 0;

@@ -28,6 +28,7 @@ import io.sluice.protocol.proto.MapperEnd;
 import io.sluice.protocol.proto.OpenMapStream;
 import io.sluice.protocol.proto.OpenStream;
 import io.sluice.protocol.proto.PushData;
+import io.sluice.protocol.proto.PushMerged;
 import io.sluice.protocol.proto.ReadMapBuffer;
 import io.sluice.protocol.proto.RegionData;
 import io.sluice.protocol.proto.RegionFinish;
@@ -117,6 +118,16 @@ class FrameCodecTest {
             .setShuffleId(1)
             .setPartitionId(7)
             .setEpoch(2)
+            .build());
+    m.put(
+        MessageType.PUSH_MERGED,
+        PushMerged.newBuilder()
+            .setRequestId(6)
+            .setAppId("a")
+            .setShuffleId(1)
+            .addPartitionIds(7)
+            .addEpochs(2)
+            .addLengths(100)
             .build());
     m.put(
         MessageType.COMMIT_SHUFFLE,

@@ -1,0 +1,65 @@
+package io.sluice.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.client.push.MapOutputPusher;
+import io.sluice.client.read.PartitionReader;
+import io.sluice.client.read.ShuffleBatch;
+import io.sluice.testutil.Records;
+import io.sluice.testutil.TestCluster;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Many reducers, little data each: a map task's last batches (one per partition) go to each server
+ * merged into one request, as first copies and, with replication, as replicas, instead of one
+ * request per partition; every record still reads back once.
+ */
+class MergedPushIT {
+  private static final int MAPS = 2;
+  private static final int PARTITIONS = 500;
+  private static final int RECORDS = 3;
+
+  @TempDir Path tmp;
+
+  @ParameterizedTest(name = "replication factor {0}")
+  @ValueSource(ints = {1, 2})
+  void aMapTasksSmallLastBatchesTravelInOneRequestPerServer(int factor) throws Exception {
+    try (TestCluster cluster =
+        TestCluster.start(tmp, 2, Map.of("sluice.replication.factor", "" + factor))) {
+      cluster.coordinator().registerShuffle(0, MAPS, PARTITIONS);
+      for (int map = 0; map < MAPS; map++) {
+        try (MapOutputPusher pusher = cluster.pusher(0, map, 0)) {
+          for (int seq = 0; seq < RECORDS; seq++) {
+            for (int p = 0; p < PARTITIONS; p++) {
+              byte[] r = Records.record(map, p, seq, 40);
+              pusher.write(p, r, 0, r.length);
+            }
+          }
+          pusher.finish();
+        }
+      }
+      long merged = 0;
+      for (int i = 0; i < 2; i++) {
+        merged += cluster.server(i).metrics().mergedPushes().getCount();
+      }
+      // per map: one request to each of the 2 servers, and as many again for replicas
+      assertThat(merged).as("merged push requests").isEqualTo((long) MAPS * 2 * factor);
+
+      Records.Checker checker = new Records.Checker();
+      try (PartitionReader reader = cluster.reader(0, 0, PARTITIONS, 0, MAPS)) {
+        for (ShuffleBatch b = reader.next(); b != null; b = reader.next()) {
+          checker.accept(b.partitionId(), b.payload());
+        }
+      }
+      for (int m = 0; m < MAPS; m++) {
+        for (int p = 0; p < PARTITIONS; p++) {
+          assertThat(checker.count(m, p)).as("map %d partition %d", m, p).isEqualTo(RECORDS);
+        }
+      }
+    }
+  }
+}
