@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.BiFunction;
 
 /**
@@ -130,7 +131,10 @@ final class MergedPushes {
             (response, error) -> {
               body.release();
               if (error != null) {
-                Throwable cause = error.getCause() != null ? error.getCause() : error;
+                Throwable cause =
+                    error instanceof CompletionException && error.getCause() != null
+                        ? error.getCause()
+                        : error;
                 for (CompletableFuture<Status> a : g.answers) {
                   a.completeExceptionally(cause);
                 }
