@@ -22,7 +22,9 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.LongFunction;
 import net.jpountz.lz4.LZ4Exception;
 import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.lz4.LZ4FastDecompressor;
@@ -166,24 +168,18 @@ public final class MapPartitionReader implements Closeable {
     reader.startSubpartition = startSubpartition;
     reader.endSubpartition = endSubpartition;
     MapPartitionRef ref = id.ref();
-    context
-        .silentServers()
-        .watch(
-            id.appId(),
-            server,
-            context.callAsync(
-                connection,
-                rid ->
-                    Messages.request(
-                        MessageType.OPEN_MAP_STREAM,
-                        OpenMapStream.newBuilder()
-                            .setRequestId(rid)
-                            .setPartition(ref)
-                            .setStartSubpartition(startSubpartition)
-                            .setEndSubpartition(endSubpartition)
-                            .build(),
-                        rid)),
-            Message::release)
+    reader
+        .call(
+            rid ->
+                Messages.request(
+                    MessageType.OPEN_MAP_STREAM,
+                    OpenMapStream.newBuilder()
+                        .setRequestId(rid)
+                        .setPartition(ref)
+                        .setStartSubpartition(startSubpartition)
+                        .setEndSubpartition(endSubpartition)
+                        .build(),
+                    rid))
         .whenComplete(
             (m, e) -> {
               if (e != null) {
@@ -235,22 +231,24 @@ public final class MapPartitionReader implements Closeable {
     while (failure == null && outstanding + queue.size() + (head != null ? 1 : 0) < wanted) {
       outstanding++;
       long sid = streamId;
-      // a silent server fails the read after silentAfter, not requestTimeout (SilentServerWatch)
-      context
-          .silentServers()
-          .watch(
-              id.appId(),
-              server,
-              context.callAsync(
-                  connection,
-                  rid ->
-                      Messages.request(
-                          MessageType.READ_MAP_BUFFER,
-                          ReadMapBuffer.newBuilder().setRequestId(rid).setStreamId(sid).build(),
-                          rid)),
-              Message::release)
+      call(rid ->
+              Messages.request(
+                  MessageType.READ_MAP_BUFFER,
+                  ReadMapBuffer.newBuilder().setRequestId(rid).setStreamId(sid).build(),
+                  rid))
           .whenComplete(this::received);
     }
+  }
+
+  /**
+   * Sends a request on the stream's connection; a silent server fails it after {@code
+   * sluice.network.silentAfter}, not the request timeout ({@link
+   * io.sluice.client.SilentServerWatch}).
+   */
+  private CompletableFuture<Message> call(LongFunction<Message> request) {
+    return context
+        .silentServers()
+        .watch(id.appId(), server, context.callAsync(connection, request), Message::release);
   }
 
   private void received(Message m, Throwable error) {
