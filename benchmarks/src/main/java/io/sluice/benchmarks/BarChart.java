@@ -73,6 +73,8 @@ final class BarChart {
       legendWidth += 30 + 7 * s.length();
     }
     width = Math.max(width, LEFT + legendWidth + RIGHT);
+    // about 8 pixels per character of the 14-pixel bold title
+    width = Math.max(width, 10 + 8 * title.length() + RIGHT);
     int height = TOP + PLOT_HEIGHT + BOTTOM;
     int baseline = TOP + PLOT_HEIGHT;
 
@@ -89,7 +91,7 @@ final class BarChart {
     parts.add(
         String.format(
             Locale.ROOT, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>", width, height));
-    parts.add(text("title", LEFT, 20, "start", "font-size=\"14\" font-weight=\"bold\"", title));
+    parts.add(text("title", 10, 20, "start", "font-size=\"14\" font-weight=\"bold\"", title));
     // legend
     int x = LEFT;
     for (int i = 0; i < series.size(); i++) {
@@ -113,7 +115,7 @@ final class BarChart {
               y,
               width - RIGHT,
               y));
-      parts.add(text("tick", LEFT - 6, y + 4, "end", "", format(t)));
+      parts.add(text("tick", LEFT - 6, y + 4, "end", "", tick(t, step)));
     }
     parts.add(
         String.format(
@@ -208,6 +210,12 @@ final class BarChart {
         anchor,
         attributes.isEmpty() ? "" : " " + attributes,
         escape(content));
+  }
+
+  /** A tick's value with as many decimals as the step between ticks has. */
+  static String tick(double value, double step) {
+    int decimals = step >= 1 ? 0 : (int) Math.ceil(-Math.log10(step) - 1e-9);
+    return String.format(Locale.ROOT, "%." + decimals + "f", value);
   }
 
   /** Two decimals below 10, one below 100, none above. */
