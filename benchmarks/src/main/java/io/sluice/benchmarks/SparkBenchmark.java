@@ -7,6 +7,7 @@ import io.sluice.common.Clock;
 import io.sluice.common.SluiceConf;
 import io.sluice.network.NetworkConf;
 import io.sluice.server.ServerConf;
+import io.sluice.server.ServerMetrics;
 import io.sluice.server.ShuffleServer;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -83,6 +84,13 @@ final class SparkBenchmark {
 
     @Parameter(names = "--dir", description = "Data directory of the Sluice server")
     String dir = System.getProperty("java.io.tmpdir") + "/sluice-bench-spark";
+
+    @Parameter(
+        names = "--chart",
+        description =
+            "Where to write the SVG chart of job seconds per workload (default: spark-bench.svg"
+                + " in --dir)")
+    String chart = "";
 
     @Parameter(
         names = {"-h", "--help"},
@@ -168,6 +176,7 @@ final class SparkBenchmark {
     // the second Sluice run: without checksums (--checksums both) or with factor 1 (--replication
     // both)
     private static final int OTHER = 2;
+    private static final double GIB = 1024.0 * 1024 * 1024;
     private final String[] modes = {"built-in", "sluice", "sluice"};
 
     private final Options options;
@@ -199,18 +208,12 @@ final class SparkBenchmark {
     int run() throws IOException {
       List<SparkWorkloads.Workload> workloads = workloads();
       Path dir = Files.createDirectories(Path.of(options.dir));
-      Map<String, double[]> seconds = new LinkedHashMap<>();
-      Map<String, String[]> signatures = new LinkedHashMap<>();
-      Map<String, String> notes = new LinkedHashMap<>();
-      for (SparkWorkloads.Workload w : workloads) {
-        seconds.put(w.name(), new double[3]);
-        signatures.put(w.name(), new String[3]);
-      }
+      Results results = new Results(workloads);
       // columns: BUILTIN, SLUICE (as --checksums and --replication say; checksums on and factor
       // 2 for "both"), and for "both" also OTHER
       SparkSession builtin = session("shuffle-bench-builtin", Map.of());
       try {
-        measure(builtin, workloads, BUILTIN, seconds, signatures, notes);
+        measure(builtin, null, workloads, BUILTIN, results);
       } finally {
         builtin.stop();
       }
@@ -220,24 +223,23 @@ final class SparkBenchmark {
       boolean both = checksumsBoth || replicationBoth;
       boolean checksums = !options.checksums.equals("off");
       int factor = options.replication.equals("1") ? 1 : 2;
-      List<ShuffleServer> servers = new ArrayList<>();
+      Servers servers = new Servers();
       try {
         for (int i = 0; i < (factor > 1 ? 2 : 1); i++) {
-          servers.add(startServer(dir.resolve("server" + i)));
+          servers.start(dir.resolve("server" + i));
         }
         if (checksumsBoth) {
-          measureSluice(servers, false, 1, workloads, OTHER, seconds, signatures, notes);
+          measureSluice(servers, false, 1, workloads, OTHER, results);
         } else if (replicationBoth) {
-          measureSluice(servers, checksums, 1, workloads, OTHER, seconds, signatures, notes);
+          measureSluice(servers, checksums, 1, workloads, OTHER, results);
         }
-        measureSluice(servers, checksums, factor, workloads, SLUICE, seconds, signatures, notes);
+        measureSluice(servers, checksums, factor, workloads, SLUICE, results);
       } finally {
-        for (ShuffleServer server : servers) {
-          server.close();
-        }
+        servers.close();
       }
-      report(workloads, seconds, signatures, notes, both);
-      for (String[] s : signatures.values()) {
+      chart(workloads, results, both);
+      report(workloads, results, both);
+      for (String[] s : results.signatures.values()) {
         if (!s[BUILTIN].equals(s[SLUICE]) || (both && !s[BUILTIN].equals(s[OTHER]))) {
           return 1;
         }
@@ -246,21 +248,19 @@ final class SparkBenchmark {
     }
 
     private void measureSluice(
-        List<ShuffleServer> servers,
+        Servers servers,
         boolean checksums,
         int replicationFactor,
         List<SparkWorkloads.Workload> workloads,
         int column,
-        Map<String, double[]> seconds,
-        Map<String, String[]> signatures,
-        Map<String, String> notes) {
+        Results results) {
       Map<String, String> conf = new LinkedHashMap<>();
       conf.put("spark.shuffle.manager", "org.apache.spark.shuffle.sluice.SluiceShuffleManager");
       conf.put(
           "spark.shuffle.sort.io.plugin.class",
           "org.apache.spark.shuffle.sluice.SluiceShuffleDataIO");
       List<String> addresses = new ArrayList<>();
-      for (ShuffleServer server : servers) {
+      for (ShuffleServer server : servers.servers) {
         addresses.add("127.0.0.1:" + server.port());
       }
       conf.put("spark.sluice.servers", String.join(",", addresses));
@@ -276,32 +276,48 @@ final class SparkBenchmark {
       }
       SparkSession sluice = session("shuffle-bench-" + modes[column].replace(' ', '-'), conf);
       try {
-        measure(sluice, workloads, column, seconds, signatures, notes);
+        measure(sluice, servers, workloads, column, results);
       } finally {
         sluice.stop();
       }
     }
 
+    /** Times each workload after a warm-up; with {@code servers}, also their CPU and bytes. */
     private void measure(
         SparkSession spark,
+        Servers servers,
         List<SparkWorkloads.Workload> workloads,
         int column,
-        Map<String, double[]> seconds,
-        Map<String, String[]> signatures,
-        Map<String, String> notes) {
+        Results results) {
       String mode = modes[column];
       for (SparkWorkloads.Workload w : workloads) {
         out.println("# " + w.name() + " (" + w.describe() + ") on " + mode + ": warm-up");
         w.run(spark);
+        long cpuBefore = servers == null ? 0 : servers.cpuNanos();
+        long bytesBefore = servers == null ? 0 : servers.bytesShuffled();
         long start = System.nanoTime();
         SparkWorkloads.Outcome outcome = w.run(spark);
         double s = (System.nanoTime() - start) / 1e9;
-        seconds.get(w.name())[column] = s;
-        signatures.get(w.name())[column] = outcome.signature;
+        results.seconds.get(w.name())[column] = s;
+        results.signatures.get(w.name())[column] = outcome.signature;
         if (!outcome.note.isEmpty()) {
-          notes.merge(w.name(), mode + ": " + outcome.note, (a, b) -> a + ", " + b);
+          results.notes.merge(w.name(), mode + ": " + outcome.note, (a, b) -> a + ", " + b);
         }
-        out.printf(Locale.ROOT, "#   %.2f s, %s%n", s, outcome.signature);
+        if (servers == null) {
+          out.printf(Locale.ROOT, "#   %.2f s, %s%n", s, outcome.signature);
+          continue;
+        }
+        double cpu = servers.cpuSupported() ? (servers.cpuNanos() - cpuBefore) / 1e9 : Double.NaN;
+        long bytes = servers.bytesShuffled() - bytesBefore;
+        results.serverCpuSeconds.get(w.name())[column] = cpu;
+        results.bytesShuffled.get(w.name())[column] = bytes;
+        out.printf(
+            Locale.ROOT,
+            "#   %.2f s, %s; server CPU %.2f s for %.3f GiB shuffled%n",
+            s,
+            outcome.signature,
+            cpu,
+            bytes / GIB);
       }
     }
 
@@ -337,63 +353,132 @@ final class SparkBenchmark {
       return (int) n;
     }
 
-    private static ShuffleServer startServer(Path dir) throws IOException {
-      Files.createDirectories(dir);
-      SluiceConf conf =
-          SluiceConf.of(
-              Map.of(
-                  "sluice.server.host",
-                  "127.0.0.1",
-                  "sluice.server.port",
-                  "0",
-                  "sluice.server.dirs",
-                  dir.toString(),
-                  "sluice.commit.fsync",
-                  "false"));
-      return new ShuffleServer(
-          new ServerConf(conf), new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM);
+    /**
+     * What the runs measured per workload, one column per run: job seconds, the result's signature,
+     * and on Sluice the servers' CPU seconds and the bytes shuffled through them.
+     */
+    private static final class Results {
+      final Map<String, double[]> seconds = new LinkedHashMap<>();
+      final Map<String, String[]> signatures = new LinkedHashMap<>();
+      final Map<String, double[]> serverCpuSeconds = new LinkedHashMap<>();
+      final Map<String, long[]> bytesShuffled = new LinkedHashMap<>();
+      final Map<String, String> notes = new LinkedHashMap<>();
+
+      Results(List<SparkWorkloads.Workload> workloads) {
+        for (SparkWorkloads.Workload w : workloads) {
+          seconds.put(w.name(), new double[3]);
+          signatures.put(w.name(), new String[3]);
+          serverCpuSeconds.put(w.name(), new double[3]);
+          bytesShuffled.put(w.name(), new long[3]);
+        }
+      }
+
+      /** Server CPU seconds per GiB shuffled in one run of one workload. */
+      double serverCpuPerGiB(String workload, int column) {
+        long bytes = bytesShuffled.get(workload)[column];
+        return bytes > 0 ? serverCpuSeconds.get(workload)[column] / (bytes / GIB) : Double.NaN;
+      }
     }
 
-    private void report(
-        List<SparkWorkloads.Workload> workloads,
-        Map<String, double[]> seconds,
-        Map<String, String[]> signatures,
-        Map<String, String> notes,
-        boolean both) {
+    /**
+     * The Sluice servers, in this JVM next to the Spark driver. Their CPU is that of their own
+     * threads ({@link CpuMeter}; the driver's Sluice coordinator and clients run on threads of
+     * other names, the executors in their own JVMs). The bytes shuffled are those pushed to them,
+     * replica copies not counted.
+     */
+    private static final class Servers implements AutoCloseable {
+      final List<ShuffleServer> servers = new ArrayList<>();
+      private final List<MetricRegistry> registries = new ArrayList<>();
+      private final CpuMeter cpu = new CpuMeter();
+
+      void start(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        SluiceConf conf =
+            SluiceConf.of(
+                Map.of(
+                    "sluice.server.host",
+                    "127.0.0.1",
+                    "sluice.server.port",
+                    "0",
+                    "sluice.server.dirs",
+                    dir.toString(),
+                    "sluice.commit.fsync",
+                    "false"));
+        MetricRegistry registry = new MetricRegistry();
+        servers.add(
+            new ShuffleServer(new ServerConf(conf), new NetworkConf(conf), registry, Clock.SYSTEM));
+        registries.add(registry);
+      }
+
+      boolean cpuSupported() {
+        return cpu.serverCpuSupported();
+      }
+
+      long cpuNanos() {
+        return cpu.snapshot().serverNanos;
+      }
+
+      long bytesShuffled() {
+        long bytes = 0;
+        for (MetricRegistry registry : registries) {
+          bytes += registry.meter(ServerMetrics.PREFIX + "bytesPushed").getCount();
+          bytes -= registry.meter(ServerMetrics.PREFIX + "replicaBytesPushed").getCount();
+        }
+        return bytes;
+      }
+
+      @Override
+      public void close() {
+        for (ShuffleServer server : servers) {
+          server.close();
+        }
+      }
+    }
+
+    private void report(List<SparkWorkloads.Workload> workloads, Results results, boolean both) {
+      boolean replicationBoth = options.replication.equals("both");
       out.println();
       out.printf(
           Locale.ROOT,
-          "%-14s %12s %12s %8s %14s %10s %8s  %s%n",
+          "%-14s %12s %12s %8s %14s %10s %10s %12s %8s  %s%n",
           "workload",
           "built-in s",
           "sluice s",
           "ratio",
-          options.replication.equals("both") ? "factor-1 s" : "no-checksum s",
-          options.replication.equals("both") ? "repl cost" : "cksum cost",
+          replicationBoth ? "factor-1 s" : "no-checksum s",
+          replicationBoth ? "repl cost" : "cksum cost",
+          "GiB",
+          both ? "srv CPU s/GiB" : "srv s/GiB",
           "equal",
           "notes");
       List<String> json = new ArrayList<>();
       double totalOn = 0;
       double totalOff = 0;
       for (SparkWorkloads.Workload w : workloads) {
-        double[] s = seconds.get(w.name());
-        String[] sig = signatures.get(w.name());
+        double[] s = results.seconds.get(w.name());
+        String[] sig = results.signatures.get(w.name());
         boolean equal =
             sig[BUILTIN].equals(sig[SLUICE]) && (!both || sig[BUILTIN].equals(sig[OTHER]));
         double ratio = s[SLUICE] / s[BUILTIN];
         double cost = both ? s[SLUICE] / s[OTHER] : Double.NaN;
+        double cpuPerGiB = results.serverCpuPerGiB(w.name(), SLUICE);
+        double otherCpuPerGiB = both ? results.serverCpuPerGiB(w.name(), OTHER) : Double.NaN;
+        long bytes = results.bytesShuffled.get(w.name())[SLUICE];
         totalOn += s[SLUICE];
         totalOff += s[OTHER];
-        String note = notes.getOrDefault(w.name(), "");
+        String note = results.notes.getOrDefault(w.name(), "");
         out.printf(
             Locale.ROOT,
-            "%-14s %12.2f %12.2f %8.3f %14s %10s %8s  %s%n",
+            "%-14s %12.2f %12.2f %8.3f %14s %10s %10.3f %12s %8s  %s%n",
             w.name(),
             s[BUILTIN],
             s[SLUICE],
             ratio,
             both ? String.format(Locale.ROOT, "%.2f", s[OTHER]) : "-",
             both ? String.format(Locale.ROOT, "%.3f", cost) : "-",
+            bytes / GIB,
+            String.format(Locale.ROOT, "%.2f", cpuPerGiB)
+                + (both ? String.format(Locale.ROOT, " / %.2f", otherCpuPerGiB) : ""),
             equal,
             note);
         json.add(
@@ -405,6 +490,12 @@ final class SparkBenchmark {
                 + Json.num(s[BUILTIN])
                 + ",\"ratio\":"
                 + Json.num(ratio)
+                + ",\"shuffleBytes\":"
+                + bytes
+                + ",\"serverCpuSeconds\":"
+                + Json.num(results.serverCpuSeconds.get(w.name())[SLUICE])
+                + ",\"serverCpuSecondsPerGiB\":"
+                + Json.num(cpuPerGiB)
                 + (both
                     ? ",\""
                         + otherName()
@@ -414,6 +505,10 @@ final class SparkBenchmark {
                         + ratioName()
                         + "\":"
                         + Json.num(cost)
+                        + ",\""
+                        + otherName()
+                        + "ServerCpuSecondsPerGiB\":"
+                        + Json.num(otherCpuPerGiB)
                     : "")
                 + ",\"resultsEqual\":"
                 + equal
@@ -423,6 +518,13 @@ final class SparkBenchmark {
                 + Json.str(note)
                 + "}");
       }
+      out.println();
+      out.println(
+          "GiB: bytes pushed to the Sluice server(s) in the timed run, replica copies not counted;"
+              + " srv s/GiB: CPU seconds of the server threads (event loops, flushers, sorters...)"
+              + " per GiB"
+              + (both ? ", " + modes[SLUICE] + " / " + modes[OTHER] : "")
+              + ".");
       for (String line : json) {
         out.println(line);
       }
@@ -431,6 +533,8 @@ final class SparkBenchmark {
               + megabytes(options.executorMemory)
               + "]\",\"cores\":"
               + Runtime.getRuntime().availableProcessors()
+              + ",\"scale\":"
+              + Json.num(options.scale)
               + ",\"checksums\":"
               + Json.str(options.checksums)
               + ",\"replication\":"
@@ -439,6 +543,40 @@ final class SparkBenchmark {
               + ",\"workloads\":["
               + String.join(",", json)
               + "]}");
+    }
+
+    /**
+     * Writes the SVG chart of job seconds per workload: built-in, Sluice, the second Sluice run.
+     */
+    private void chart(List<SparkWorkloads.Workload> workloads, Results results, boolean both) {
+      List<String> series = new ArrayList<>(List.of(modes[BUILTIN], modes[SLUICE]));
+      if (both) {
+        series.add(modes[OTHER]);
+      }
+      BarChart chart =
+          new BarChart(
+              String.format(
+                  Locale.ROOT,
+                  "shuffle-bench spark: job seconds (scale %s, local-cluster[2,1,%d], %d cores)",
+                  Json.num(options.scale),
+                  megabytes(options.executorMemory),
+                  Runtime.getRuntime().availableProcessors()),
+              "job seconds",
+              series);
+      for (SparkWorkloads.Workload w : workloads) {
+        double[] s = results.seconds.get(w.name());
+        chart.group(w.name(), both ? s : new double[] {s[BUILTIN], s[SLUICE]});
+      }
+      Path file =
+          options.chart.isEmpty()
+              ? Path.of(options.dir, "spark-bench.svg")
+              : Path.of(options.chart);
+      try {
+        chart.write(file);
+        out.println("# chart: " + file.toAbsolutePath());
+      } catch (IOException e) {
+        out.println("# chart not written to " + file.toAbsolutePath() + ": " + e);
+      }
     }
 
     /** The JSON name of the second Sluice run's time. */
