@@ -695,22 +695,52 @@ public final class ShuffleCoordinator implements Closeable {
   }
 
   /** Unregisters the application on every server (deleting its files) and stops the endpoint. */
+  /**
+   * Unregisters the application on every server it registered on, all at once; waits for the
+   * answers, but not for a silent server's (see {@link io.sluice.client.SilentServerWatch}): a
+   * server that does not answer expires the application after sluice.app.timeout instead.
+   */
+  private void unregisterEverywhere() {
+    List<CompletableFuture<Void>> answers = new ArrayList<>();
+    for (ServerAddress server : registeredServers) {
+      answers.add(
+          context
+              .silentServers()
+              .watch(
+                  appId,
+                  server,
+                  context.callAsync(appId, server, ServerRequests.unregisterApplication(appId)),
+                  Message::release)
+              .handle(
+                  (answer, e) -> {
+                    if (answer != null) {
+                      answer.release();
+                    } else {
+                      LOG.warn(
+                          "Could not unregister application {} on {}: {}",
+                          appId,
+                          ClientContext.format(server),
+                          e.getMessage());
+                    }
+                    return null;
+                  }));
+    }
+    try {
+      CompletableFuture.allOf(answers.toArray(new CompletableFuture<?>[0]))
+          .get(context.networkConf().requestTimeoutMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.warn("Unregistering application {} did not finish: {}", appId, e.toString());
+    }
+  }
+
   @Override
   public void close() {
     heartbeats.close();
     endpoint.close();
     requests.shutdown();
-    for (ServerAddress server : registeredServers) {
-      try {
-        context.call(appId, server, ServerRequests.unregisterApplication(appId));
-      } catch (IOException | StatusException e) {
-        LOG.warn(
-            "Could not unregister application {} on {}: {}",
-            appId,
-            ClientContext.format(server),
-            e.getMessage());
-      }
-    }
+    unregisterEverywhere();
     for (CoordinatedShuffle s : shuffles.values()) {
       s.abandon(
           "the coordinator of application "
