@@ -82,6 +82,13 @@ final class SparkBenchmark {
     @Parameter(names = "--executor-memory", description = "Heap of each of the two executors")
     String executorMemory = "2g";
 
+    @Parameter(
+        names = "--executor-java-options",
+        description =
+            "More JVM options for every executor of every run, e.g. to profile them:"
+                + " -XX:StartFlightRecording=filename=/tmp/executor.jfr,settings=profile")
+    String executorJavaOptions = "";
+
     @Parameter(names = "--dir", description = "Data directory of the Sluice server")
     String dir = System.getProperty("java.io.tmpdir") + "/sluice-bench-spark";
 
@@ -340,6 +347,14 @@ final class SparkBenchmark {
               .config("spark.executorEnv.SPARK_TESTING", "1");
       for (Map.Entry<String, String> e : extra.entrySet()) {
         b = b.config(e.getKey(), e.getValue());
+      }
+      String javaOptions =
+          (extra.getOrDefault("spark.executor.extraJavaOptions", "")
+                  + " "
+                  + options.executorJavaOptions)
+              .trim();
+      if (!javaOptions.isEmpty()) {
+        b = b.config("spark.executor.extraJavaOptions", javaOptions);
       }
       return b.getOrCreate();
     }
