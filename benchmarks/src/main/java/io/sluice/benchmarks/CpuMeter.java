@@ -8,14 +8,19 @@ import java.lang.management.ThreadInfo;
 /**
  * CPU time (user + system) of the whole process and of the shuffle server's threads, which live in
  * the same JVM as the benchmark's clients. Server threads are recognised by name: the server's
- * Netty event loops ({@code sluice-server-*}), its flushers ({@code sluice-flusher-*}) and its
- * housekeeping thread, and under TLS its chunk readers ({@code sluice-chunk-reader-*}, idle ones
- * end after a minute). They live as long as the server, so differences of two snapshots are exact
- * for them; GC and JIT threads count only in the process figure.
+ * Netty event loops ({@code sluice-server-*}), its flushers ({@code sluice-flusher-*}) and
+ * writebacks ({@code sluice-writeback-*}) and its housekeeping thread, and under TLS its chunk
+ * readers ({@code sluice-chunk-reader-*}, idle ones end after a minute). They live as long as the
+ * server, so differences of two snapshots are exact for them; GC and JIT threads count only in the
+ * process figure.
  */
 final class CpuMeter {
   private static final String[] SERVER_THREAD_PREFIXES = {
-    "sluice-server-", "sluice-flusher-", "sluice-housekeeping", "sluice-chunk-reader"
+    "sluice-server-",
+    "sluice-flusher-",
+    "sluice-writeback-",
+    "sluice-housekeeping",
+    "sluice-chunk-reader"
   };
 
   private final ThreadMXBean threads = ManagementFactory.getPlatformMXBean(ThreadMXBean.class);
