@@ -73,7 +73,7 @@ public final class ServerConf {
   public static final ConfigKey<Long> WRITEBACK_BYTES =
       ConfigKey.bytes(
           "sluice.flush.writebackBytes",
-          "8m",
+          "4m",
           "Written, not yet synced bytes of one file being written (a split, a Flink map"
               + " partition's data) after which the server has the disk start writing them (a"
               + " force off the flusher threads, at most one per file at a time), so the commit's"
