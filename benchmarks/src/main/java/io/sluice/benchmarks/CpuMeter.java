@@ -10,16 +10,17 @@ import java.lang.management.ThreadInfo;
  * the same JVM as the benchmark's clients (or, in {@code shuffle-bench spark}, the Spark driver and
  * its Sluice coordinator). Server threads are recognised by name: the server's Netty event loops
  * ({@code sluice-server-*}; the coordinator's are {@code sluice-coordinator-*} and clients' {@code
- * sluice-client-*}, {@code sluice-push-client-*}...), its flushers, housekeeping, sorters
- * (map-range reads), deleter, map-partition readers and stream openers, state writer, and under TLS
- * its chunk readers ({@code sluice-chunk-reader-*}, idle ones end after a minute). They live as
- * long as the server, so differences of two snapshots are exact for them; GC and JIT threads count
- * only in the process figure.
+ * sluice-client-*}, {@code sluice-push-client-*}...), its flushers, writebacks ({@code
+ * sluice-writeback-*}), housekeeping, sorters (map-range reads), deleter, map-partition readers and
+ * stream openers, state writer, and under TLS its chunk readers ({@code sluice-chunk-reader-*},
+ * idle ones end after a minute). They live as long as the server, so differences of two snapshots
+ * are exact for them; GC and JIT threads count only in the process figure.
  */
 final class CpuMeter {
   private static final String[] SERVER_THREAD_PREFIXES = {
     "sluice-server-",
     "sluice-flusher-",
+    "sluice-writeback-",
     "sluice-housekeeping",
     "sluice-chunk-reader",
     "sluice-sorter",

@@ -94,10 +94,11 @@ final class RoundResult {
   String tableRow(double rawDiskMBps) {
     return String.format(
         Locale.ROOT,
-        "%7d %9.1f %10.1f %9.1f %10.2f %8.2f %8.2f %8.2f %8.2f %10d %11d  %s",
+        "%7d %9.1f %10.1f %8.2f %9.1f %10.2f %8.2f %8.2f %8.2f %8.2f %10d %11d  %s",
         pushers,
         pushMBps(),
         ingestMBps(),
+        failure == null ? commitNanos / 1e9 : Double.NaN,
         readMBps(),
         ingestMBps() / rawDiskMBps,
         perGiB(serverCpuWriteNanos),
@@ -112,11 +113,12 @@ final class RoundResult {
   static String tableHeader() {
     return String.format(
         Locale.ROOT,
-        "%7s %9s %10s %9s %10s %8s %8s %8s %8s %10s %11s  %s%n"
-            + "%7s %9s %10s %9s %10s %8s %8s %8s %8s %10s %11s  %s",
+        "%7s %9s %10s %8s %9s %10s %8s %8s %8s %8s %10s %11s  %s%n"
+            + "%7s %9s %10s %8s %9s %10s %8s %8s %8s %8s %10s %11s  %s",
         "pushers",
         "push",
         "ingest",
+        "commit",
         "read",
         "ingest/",
         "srv CPU",
@@ -129,6 +131,7 @@ final class RoundResult {
         "",
         "MB/s",
         "MB/s",
+        "s",
         "MB/s",
         "raw disk",
         "s/GiB wr",

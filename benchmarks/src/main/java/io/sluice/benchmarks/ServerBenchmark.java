@@ -324,12 +324,13 @@ public final class ServerBenchmark {
     out.println(
         "MB = 2^20 bytes. push = first write until the last finish() returned (all pushes"
             + " acknowledged); ingest = first write until the shuffle is committed (flushed and"
-            + " fsynced), which is what the raw write+fsync rate compares with.");
+            + " fsynced), which is what the raw write+fsync rate compares with; commit = the part"
+            + " of ingest after the last push (commitSeconds in the JSON).");
     out.println(
         "Client and server share this JVM: 'proc CPU' is the whole process (map tasks generating"
             + " and copying records, readers verifying them, GC, JIT); 'srv CPU' counts only the"
-            + " servers' threads (sluice-server-*, sluice-flusher-*, sluice-housekeeping,"
-            + " sluice-chunk-reader-*)"
+            + " servers' threads (sluice-server-*, sluice-flusher-*, sluice-writeback-*,"
+            + " sluice-housekeeping, sluice-chunk-reader-*)"
             + (serverCpu ? "." : ", which this JVM cannot measure."));
     out.println(
         "Reads come from the page cache: the data was just written and dropping caches is not"

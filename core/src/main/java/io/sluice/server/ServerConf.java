@@ -70,6 +70,15 @@ public final class ServerConf {
           "sluice.flush.size",
           "1m",
           "Bytes a split buffers in memory before they are written to its file.");
+  public static final ConfigKey<Long> WRITEBACK_BYTES =
+      ConfigKey.bytes(
+          "sluice.flush.writebackBytes",
+          "4m",
+          "Written, not yet synced bytes of one file being written (a split, a Flink map"
+              + " partition's data) after which the server has the disk start writing them (a"
+              + " force off the flusher threads, at most one per file at a time), so the commit's"
+              + " fsync finds little left to do at stage end; 0 turns it off, and so does"
+              + " sluice.commit.fsync false.");
   public static final ConfigKey<Integer> FLUSHER_THREADS =
       ConfigKey.integer(
           "sluice.flusher.threadsPerDir",
@@ -165,6 +174,7 @@ public final class ServerConf {
           REPLICA_PAUSE_WATERMARK,
           RESUME_WATERMARK,
           FLUSH_SIZE,
+          WRITEBACK_BYTES,
           FLUSHER_THREADS,
           CHUNK_SIZE,
           SPLIT_THRESHOLD,
@@ -195,6 +205,7 @@ public final class ServerConf {
   private final long diskCheckIntervalMillis;
   private final int flushSize;
   private final int flusherThreads;
+  private final long writebackBytes;
   private final long chunkSize;
   private final boolean commitFsync;
   private final long appTimeoutMillis;
@@ -288,6 +299,11 @@ public final class ServerConf {
       throw new IllegalArgumentException(CHUNK_SIZE + " must be positive");
     }
     this.commitFsync = conf.get(COMMIT_FSYNC);
+    long writeback = conf.get(WRITEBACK_BYTES);
+    if (writeback < 0) {
+      throw new IllegalArgumentException(WRITEBACK_BYTES + " must not be negative");
+    }
+    this.writebackBytes = commitFsync ? writeback : 0;
     this.appTimeoutMillis = conf.get(APP_TIMEOUT);
     this.appExpiryCheckIntervalMillis = conf.get(APP_EXPIRY_CHECK_INTERVAL);
     if (appExpiryCheckIntervalMillis < 1) {
@@ -390,6 +406,14 @@ public final class ServerConf {
 
   public int flusherThreads() {
     return flusherThreads;
+  }
+
+  /**
+   * Bytes written to a file since its last writeback that start the next one; 0 when off (also
+   * without {@code sluice.commit.fsync}: with no fsync at commit there is nothing to get ahead of).
+   */
+  public long writebackBytes() {
+    return writebackBytes;
   }
 
   /** Bytes. */

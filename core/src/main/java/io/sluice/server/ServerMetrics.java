@@ -19,6 +19,8 @@ public final class ServerMetrics {
   private final Meter replicaBytesPushed;
   private final Meter bytesFlushed;
   private final Meter bytesRead;
+  private final Meter writebacks;
+  private final Meter writebackBytes;
   private final Meter pushesCongested;
   private final Meter softSplits;
   private final Meter badRequests;
@@ -38,6 +40,8 @@ public final class ServerMetrics {
     this.replicaBytesPushed = registry.meter(PREFIX + "replicaBytesPushed");
     this.bytesFlushed = registry.meter(PREFIX + "bytesFlushed");
     this.bytesRead = registry.meter(PREFIX + "bytesRead");
+    this.writebacks = registry.meter(PREFIX + "writebacks");
+    this.writebackBytes = registry.meter(PREFIX + "writebackBytes");
     this.pushesCongested = registry.meter(PREFIX + "pushesCongested");
     this.softSplits = registry.meter(PREFIX + "softSplits");
     this.badRequests = registry.meter(PREFIX + "badRequests");
@@ -93,6 +97,19 @@ public final class ServerMetrics {
 
   public Meter bytesFlushed() {
     return bytesFlushed;
+  }
+
+  /**
+   * Writebacks that completed: a {@code force} of a file being written, run once it held {@code
+   * sluice.flush.writebackBytes} unsynced bytes, ahead of the commit's fsync.
+   */
+  public Meter writebacks() {
+    return writebacks;
+  }
+
+  /** Bytes written to files since their previous writeback, counted when a writeback completes. */
+  public Meter writebackBytes() {
+    return writebackBytes;
   }
 
   public Meter bytesRead() {

@@ -81,7 +81,13 @@ public final class DataDirectories implements AutoCloseable {
         throw new IOException("Data directory " + root + " is not writable");
       }
       DataDirectory dir =
-          new DataDirectory(root, conf.flusherThreads(), metrics.directoryBytesFlushed(root));
+          new DataDirectory(
+              root,
+              conf.flusherThreads(),
+              metrics.directoryBytesFlushed(root),
+              conf.writebackBytes(),
+              metrics.writebacks(),
+              metrics.writebackBytes());
       metrics.registerDirectory(dir);
       list.add(dir);
     }

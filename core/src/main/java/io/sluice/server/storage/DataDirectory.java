@@ -28,6 +28,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * submission order. The flusher queues are bounded by the memory budget: every queued flush holds
  * bytes reserved there.
  *
+ * <p>Files written here are written back ahead of their commit by the directory's {@link Writeback}
+ * thread.
+ *
  * <p>Health: {@link #check} probes the directory (create, write, fsync, delete a small file) and
  * reads its file system's usage. A directory that fails the probe or a write is {@code FAILED}; one
  * past {@code sluice.disk.maxUsage} is {@code FULL}. Only {@code HEALTHY} directories take new
@@ -54,10 +57,21 @@ public final class DataDirectory implements AutoCloseable {
   private volatile boolean suspect;
 
   private final Meter bytesFlushed;
+  private final Writeback writeback;
 
-  public DataDirectory(Path root, int flusherThreads, Meter bytesFlushed) {
+  /**
+   * @param writebackBytes unsynced bytes of a file that start its writeback; 0 turns it off
+   */
+  public DataDirectory(
+      Path root,
+      int flusherThreads,
+      Meter bytesFlushed,
+      long writebackBytes,
+      Meter writebacks,
+      Meter writebackBytesMeter) {
     this.root = root;
     this.bytesFlushed = bytesFlushed;
+    this.writeback = new Writeback(root, writebackBytes, writebacks, writebackBytesMeter);
     List<ExecutorService> list = new ArrayList<>(flusherThreads);
     for (int i = 0; i < flusherThreads; i++) {
       list.add(
@@ -90,6 +104,11 @@ public final class DataDirectory implements AutoCloseable {
         task.run();
       }
     };
+  }
+
+  /** Writes back the files being written here ahead of their commit. */
+  Writeback writeback() {
+    return writeback;
   }
 
   /** Splits currently being written here; new splits go to the directory with the fewest. */
@@ -192,7 +211,7 @@ public final class DataDirectory implements AutoCloseable {
     return health;
   }
 
-  /** Lets queued flushes finish, then stops the threads. */
+  /** Lets queued flushes finish, then stops the threads (the writeback's last). */
   @Override
   public void close() {
     for (ExecutorService flusher : flushers) {
@@ -205,6 +224,7 @@ public final class DataDirectory implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    writeback.close();
   }
 
   @Override

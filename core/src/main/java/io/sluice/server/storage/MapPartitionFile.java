@@ -76,6 +76,7 @@ public final class MapPartitionFile {
 
   // flusher thread only
   private FileChannel data;
+  private FileWriteback dataWriteback;
   private FileChannel index;
 
   public MapPartitionFile(
@@ -349,6 +350,7 @@ public final class MapPartitionFile {
 
   /** Flusher thread. */
   private CommittedMapPartition finishFiles(int numRegions, long length) throws IOException {
+    stopWriteback(); // a writeback that failed has failed the partition when this returns
     String failed;
     synchronized (this) {
       failed = failure;
@@ -394,6 +396,7 @@ public final class MapPartitionFile {
       }
       metrics.bytesFlushed().mark(bytes);
       dir.bytesFlushed().mark(bytes);
+      dataWriteback.written(bytes);
     } catch (IOException e) {
       fail("writing " + path(".data" + IN_PROGRESS_SUFFIX) + " failed: " + e, e);
     } finally {
@@ -432,9 +435,23 @@ public final class MapPartitionFile {
 
   private FileChannel dataChannel() throws IOException {
     if (data == null) {
-      data = create(path(".data" + IN_PROGRESS_SUFFIX));
+      Path file = path(".data" + IN_PROGRESS_SUFFIX);
+      data = create(file);
+      dataWriteback =
+          dir.writeback().track(data, file, e -> fail("writing back " + file + " failed: " + e, e));
     }
     return data;
+  }
+
+  /**
+   * Flusher thread. Stops the data file's writeback, waiting for a running one. (The index file is
+   * a few bytes per region: the commit's fsync of it has nothing to get ahead of.)
+   */
+  private void stopWriteback() {
+    if (dataWriteback != null) {
+      dataWriteback.stop();
+      dataWriteback = null;
+    }
   }
 
   private FileChannel indexChannel() throws IOException {
@@ -462,6 +479,7 @@ public final class MapPartitionFile {
   }
 
   private void closeFiles() {
+    stopWriteback();
     for (FileChannel ch : new FileChannel[] {data, index}) {
       if (ch != null) {
         try {

@@ -87,6 +87,7 @@ public final class ReducePartitionSplit {
 
   // flusher thread only
   private FileChannel channel;
+  private FileWriteback writeback;
   private long flushedLength;
   private final List<Long> chunkOffsets = new ArrayList<>(List.of(0L));
 
@@ -246,6 +247,7 @@ public final class ReducePartitionSplit {
     }
     metrics.bytesFlushed().mark(bytes);
     dir.bytesFlushed().mark(bytes);
+    writeback.written(bytes);
   }
 
   /**
@@ -287,8 +289,32 @@ public final class ReducePartitionSplit {
               StandardOpenOption.TRUNCATE_EXISTING,
               StandardOpenOption.READ,
               StandardOpenOption.WRITE);
+      writeback = trackWriteback(dir, channel);
     }
     return channel;
+  }
+
+  private FileWriteback trackWriteback(DataDirectory d, FileChannel ch) {
+    Path path = inProgressPath(d);
+    return d.writeback().track(ch, path, e -> writebackFailed(d, path, e));
+  }
+
+  /**
+   * Writeback thread: forcing the file to disk failed, a disk failure like a failed write. The
+   * directory is taken out of rotation and its splits, this one too, move to a healthy one (the
+   * move, or a commit already running, copies what was written); when only this file is gone (its
+   * shuffle was deleted), the split fails alone.
+   */
+  private void writebackFailed(DataDirectory d, Path path, IOException e) {
+    String reason = "writing back " + path + " of " + key + " failed: " + e;
+    LOG.error("{}", reason);
+    if (!dirs.failed(d, reason, e)) {
+      synchronized (this) {
+        if (failure == null) {
+          failure = e;
+        }
+      }
+    }
   }
 
   /**
@@ -372,6 +398,7 @@ public final class ReducePartitionSplit {
       LOG.debug("Could not delete {} on failed directory: {}", inProgressPath(from), e.toString());
     }
     channel = out;
+    writeback = trackWriteback(target, out);
     from.activeSplitSet().remove(this);
     target.activeSplitSet().add(this);
     dir = target;
@@ -416,6 +443,16 @@ public final class ReducePartitionSplit {
 
   /** Flusher thread. */
   private CommittedSplitFile finishFile() throws IOException {
+    IOException writebackFailure = writeback == null ? null : writeback.stop();
+    if (writebackFailure != null && dir.health() == DataDirectory.Health.FAILED && !hasFailed()) {
+      // the failure took the directory out of rotation: go on in a healthy one, as a write does
+      try {
+        moveTo(dirs.pick(dir), writebackFailure);
+      } catch (IOException e) {
+        closeQuietly();
+        throw new IOException("Cannot commit " + key + ": " + e.getMessage(), e);
+      }
+    }
     IOException failed;
     MapIndexSet maps;
     synchronized (this) {
@@ -500,7 +537,12 @@ public final class ReducePartitionSplit {
     return failure != null;
   }
 
+  /** Flusher thread. Stops the file's writeback (waiting for a running one), then closes it. */
   private void closeQuietly() {
+    if (writeback != null) {
+      writeback.stop();
+      writeback = null;
+    }
     if (channel != null) {
       try {
         channel.close();

@@ -43,7 +43,9 @@ class AccountingBalanceTest {
                     "sluice.memory.max",
                     "1m",
                     "sluice.split.threshold",
-                    "32k")));
+                    "32k",
+                    "sluice.flush.writebackBytes",
+                    "16k")));
     MemoryBudget memory = new MemoryBudget(conf.memoryMax(), 0.85, 0.95, 0.5, Clock.SYSTEM);
     DataDirectories dirs =
         new DataDirectories(conf, memory, new ServerMetrics(new MetricRegistry(), memory));
