@@ -1,5 +1,6 @@
 package io.sluice.client;
 
+import io.sluice.common.Futures;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.ServerAddress;
 import java.io.Closeable;
@@ -8,7 +9,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -93,7 +93,7 @@ public final class SilentServerWatch implements Closeable {
     answer.whenComplete(
         (v, e) -> {
           if (e != null) {
-            watched.completeExceptionally(unwrap(e));
+            watched.completeExceptionally(Futures.cause(e));
           } else if (!watched.complete(v)) {
             releaseLate.accept(v);
           }
@@ -138,13 +138,7 @@ public final class SilentServerWatch implements Closeable {
 
   /** A server that answered with a status (any status) is alive. */
   private static boolean answered(Throwable error) {
-    return unwrap(error) instanceof StatusException;
-  }
-
-  private static Throwable unwrap(Throwable error) {
-    return error instanceof CompletionException && error.getCause() != null
-        ? error.getCause()
-        : error;
+    return Futures.cause(error) instanceof StatusException;
   }
 
   /**
@@ -159,7 +153,7 @@ public final class SilentServerWatch implements Closeable {
                 + " is silent: a request to it waited "
                 + silentAfterMillis
                 + " ms (sluice.network.silentAfter) without an answer, and so did a ping ("
-                + unwrap(pingError).getMessage()
+                + Futures.cause(pingError).getMessage()
                 + ")");
     long limit = pingedNanos - TimeUnit.MILLISECONDS.toNanos(silentAfterMillis);
     for (Map.Entry<CompletableFuture<?>, Sent> e : unanswered.entrySet()) {

@@ -13,6 +13,7 @@ import io.sluice.server.storage.ReducePartitionSplit;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
 import io.sluice.server.storage.ShuffleShape;
+import io.sluice.server.storage.SplitKey;
 import io.sluice.server.storage.StorageUnavailableException;
 
 /**
@@ -66,7 +67,7 @@ final class PushIntake {
     ByteBuf body = request.body();
     Outcome outcome =
         tryAccept(
-            new Target(h.getAppId(), h.getShuffleId(), h.getPartitionId(), h.getEpoch()),
+            new SplitKey(h.getAppId(), h.getShuffleId(), h.getPartitionId(), h.getEpoch()),
             body,
             request.reservedBytes() == body.readableBytes());
     if (outcome.taken()) {
@@ -92,7 +93,8 @@ final class PushIntake {
       int length = h.getLengths(i);
       ByteBuf part = body.retainedSlice(offset, length);
       offset += length;
-      Target t = new Target(h.getAppId(), h.getShuffleId(), h.getPartitionIds(i), h.getEpochs(i));
+      SplitKey t =
+          new SplitKey(h.getAppId(), h.getShuffleId(), h.getPartitionIds(i), h.getEpochs(i));
       outcomes[i] = tryAccept(t, part, reserved);
       if (outcomes[i].taken()) {
         request.handOverReservation(length);
@@ -140,40 +142,20 @@ final class PushIntake {
     return null;
   }
 
-  /** The split a push goes to, as the request names it. */
-  private static final class Target {
-    final String appId;
-    final int shuffleId;
-    final int partitionId;
-    final int epoch;
-
-    Target(String appId, int shuffleId, int partitionId, int epoch) {
-      this.appId = appId;
-      this.shuffleId = shuffleId;
-      this.partitionId = partitionId;
-      this.epoch = epoch;
-    }
-
-    /** The split, for error messages (built only when one is needed). */
-    @Override
-    public String toString() {
-      return Ids.split(appId, shuffleId, partitionId, epoch);
-    }
-  }
-
-  private Outcome tryAccept(Target h, ByteBuf body, boolean reserved) {
-    ServerShuffle shuffle = registry.get(h.appId, h.shuffleId);
+  /** Takes a push's body into the split {@code h} names. */
+  private Outcome tryAccept(SplitKey h, ByteBuf body, boolean reserved) {
+    ServerShuffle shuffle = registry.get(h.appId(), h.shuffleId());
     if (shuffle == null) {
       return new Outcome(
           Status.SHUFFLE_NOT_REGISTERED,
-          Ids.shuffle(h.appId, h.shuffleId) + " is not registered on this server");
+          Ids.shuffle(h.appId(), h.shuffleId()) + " is not registered on this server");
     }
     ShuffleShape shape = shuffle.shape();
-    String problem = shape.checkPartition(h.partitionId);
+    String problem = shape.checkPartition(h.partitionId());
     if (problem == null) {
       problem =
           RequestLimits.checkIndex(
-              "epoch", h.epoch, RequestLimits.MAX_EPOCHS, "RequestLimits.MAX_EPOCHS");
+              "epoch", h.epoch(), RequestLimits.MAX_EPOCHS, "RequestLimits.MAX_EPOCHS");
     }
     if (problem == null) {
       problem = BatchFormat.check(body, (m, a, b, l) -> {}, shape.numMaps());
@@ -202,7 +184,7 @@ final class PushIntake {
     }
     ReducePartitionSplit target;
     try {
-      target = shuffle.splitForPush(h.partitionId, h.epoch);
+      target = shuffle.splitForPush(h.partitionId(), h.epoch());
     } catch (StorageUnavailableException e) {
       return new Outcome(Status.HARD_SPLIT, e.getMessage());
     }

@@ -9,6 +9,7 @@ import io.sluice.client.ClientContext;
 import io.sluice.client.PartitionLocations;
 import io.sluice.client.SilentServerWatch.SilentServerException;
 import io.sluice.client.coordinator.CoordinatorClient;
+import io.sluice.common.Futures;
 import io.sluice.common.Ids;
 import io.sluice.network.TransportClient;
 import io.sluice.protocol.BatchFormat;
@@ -372,47 +373,70 @@ public final class MapOutputPusher implements Closeable {
   private void send(PendingPush push, MergedPushes window) {
     PartitionLocation location = location(push.partition);
     push.attempts++;
+    CompletableFuture<Status> primary = pushTo(push, location, location.getServer(), false, window);
+    if (!location.hasReplica()) {
+      primary.whenComplete(
+          (status, error) ->
+              answered(push, location, status, Futures.cause(error), Status.OK, null));
+      return;
+    }
     // when each copy answered: the later one's lag is the replica lag
     long[] answeredAt = new long[2];
-    CompletableFuture<Status> primary =
-        pushTo(push, location, location.getServer(), false, window)
-            .whenComplete((status, e) -> answeredAt[0] = System.nanoTime());
-    CompletableFuture<Status> replica =
-        location.hasReplica()
-            ? pushTo(push, location, location.getReplica(), true, window)
-                .whenComplete((status, e) -> answeredAt[1] = System.nanoTime())
-            : CompletableFuture.completedFuture(Status.OK);
-    CompletableFuture.allOf(primary, replica)
+    CompletableFuture<Status> first =
+        primary.whenComplete((status, e) -> answeredAt[0] = System.nanoTime());
+    CompletableFuture<Status> second =
+        pushTo(push, location, location.getReplica(), true, window)
+            .whenComplete((status, e) -> answeredAt[1] = System.nanoTime());
+    CompletableFuture.allOf(first, second)
         .whenComplete(
             (v, ignored) -> {
-              Throwable primaryError = failureOf(primary);
-              Throwable replicaError = failureOf(replica);
+              Throwable primaryError = failureOf(first);
+              Throwable replicaError = failureOf(second);
               if (primaryError == null && replicaError == null) {
-                if (primary.join() == Status.SOFT_SPLIT || replica.join() == Status.SOFT_SPLIT) {
-                  softSplits.putIfAbsent(push.partition, location);
-                }
-                if (location.hasReplica()) {
-                  context.metrics().replicaAckLag(Math.abs(answeredAt[1] - answeredAt[0]));
-                }
-                int header = push.body.readerIndex();
-                synchronized (lock) {
-                  serversWritten.add(location.getServer());
-                  if (location.hasReplica()) {
-                    serversWritten.add(location.getReplica());
-                  }
-                  acknowledged.add(
-                      push.partition,
-                      push.bytes,
-                      BatchFormat.batchId(push.body, header),
-                      BatchFormat.storedChecksum(push.body, header));
-                }
-                done(push, null);
-              } else {
-                // a failed primary decides; a replica alone failing moves the replica
-                boolean replicaOnly = primaryError == null;
-                onFailure(push, location, replicaOnly ? replicaError : primaryError, replicaOnly);
+                context.metrics().replicaAckLag(Math.abs(answeredAt[1] - answeredAt[0]));
               }
+              answered(
+                  push,
+                  location,
+                  primaryError == null ? first.join() : null,
+                  primaryError,
+                  replicaError == null ? second.join() : null,
+                  replicaError);
             });
+  }
+
+  /**
+   * Every copy of the push answered: acknowledges it when all took it, else hands the failure on (a
+   * failed primary decides; a replica alone failing moves the replica).
+   */
+  private void answered(
+      PendingPush push,
+      PartitionLocation location,
+      Status primary,
+      Throwable primaryError,
+      Status replica,
+      Throwable replicaError) {
+    if (primaryError != null || replicaError != null) {
+      boolean replicaOnly = primaryError == null;
+      onFailure(push, location, replicaOnly ? replicaError : primaryError, replicaOnly);
+      return;
+    }
+    if (primary == Status.SOFT_SPLIT || replica == Status.SOFT_SPLIT) {
+      softSplits.putIfAbsent(push.partition, location);
+    }
+    int header = push.body.readerIndex();
+    synchronized (lock) {
+      serversWritten.add(location.getServer());
+      if (location.hasReplica()) {
+        serversWritten.add(location.getReplica());
+      }
+      acknowledged.add(
+          push.partition,
+          push.bytes,
+          BatchFormat.batchId(push.body, header),
+          BatchFormat.storedChecksum(push.body, header));
+    }
+    done(push, null);
   }
 
   private static Throwable failureOf(CompletableFuture<?> f) {
@@ -423,7 +447,7 @@ public final class MapOutputPusher implements Closeable {
       f.join();
       return null;
     } catch (CompletionException e) {
-      return e.getCause() != null ? e.getCause() : e;
+      return Futures.cause(e);
     } catch (RuntimeException e) {
       return e;
     }
@@ -508,7 +532,7 @@ public final class MapOutputPusher implements Closeable {
                       send(push);
                       return;
                     }
-                    Throwable why = error instanceof CompletionException ? error.getCause() : error;
+                    Throwable why = Futures.cause(error);
                     done(
                         push,
                         new IOException(

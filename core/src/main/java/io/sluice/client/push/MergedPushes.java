@@ -4,6 +4,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.sluice.client.ClientContext;
+import io.sluice.common.Futures;
+import io.sluice.common.Ids;
 import io.sluice.network.TransportClient;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
@@ -20,7 +22,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.function.BiFunction;
 
 /**
@@ -131,10 +132,7 @@ final class MergedPushes {
             (response, error) -> {
               body.release();
               if (error != null) {
-                Throwable cause =
-                    error instanceof CompletionException && error.getCause() != null
-                        ? error.getCause()
-                        : error;
+                Throwable cause = Futures.cause(error);
                 for (CompletableFuture<Status> a : g.answers) {
                   a.completeExceptionally(cause);
                 }
@@ -147,7 +145,7 @@ final class MergedPushes {
   }
 
   /** Completes each part's answer from the server's result. */
-  private static void answer(Group g, MergedPushResult result) {
+  private void answer(Group g, MergedPushResult result) {
     int parts = g.answers.size();
     if (result.getStatusesCount() != parts || result.getMessagesCount() != parts) {
       IOException malformed =
@@ -156,7 +154,9 @@ final class MergedPushes {
                   + ClientContext.format(g.server)
                   + " answered a merged push of "
                   + parts
-                  + " parts with "
+                  + " parts of "
+                  + Ids.shuffle(appId, shuffleId)
+                  + " with "
                   + result.getStatusesCount()
                   + " outcomes");
       g.answers.forEach(a -> a.completeExceptionally(malformed));
