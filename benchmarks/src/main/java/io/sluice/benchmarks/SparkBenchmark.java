@@ -60,7 +60,9 @@ final class SparkBenchmark {
 
     @Parameter(
         names = "--workloads",
-        description = "Comma-separated workloads to run: repartition, small-blocks, skew-join")
+        description =
+            "Comma-separated workloads to run: repartition, small-blocks, skew-join,"
+                + " local-reader")
     String workloads = "repartition,small-blocks,skew-join";
 
     @Parameter(
@@ -78,6 +80,13 @@ final class SparkBenchmark {
                 + " second server), or both: Sluice runs with 1, then with 2, and the report adds"
                 + " their job-time ratio. With 2 or both the benchmark starts two servers")
     String replication = "1";
+
+    @Parameter(
+        names = "--server-conf",
+        description =
+            "A setting of the Sluice servers, key=value (repeat for more), e.g."
+                + " sluice.read.sortMapRanges=true")
+    List<String> serverConf = new ArrayList<>();
 
     @Parameter(names = "--executor-memory", description = "Heap of each of the two executors")
     String executorMemory = "2g";
@@ -142,6 +151,12 @@ final class SparkBenchmark {
       return 2;
     }
     try {
+      SparkBenchmarkRun.serverSettings(options.serverConf);
+    } catch (IllegalArgumentException e) {
+      err.println("shuffle-bench " + NAME + ": " + e.getMessage());
+      return 2;
+    }
+    try {
       if (System.getProperty(CHILD) == null) {
         return relaunch(args, options);
       }
@@ -200,6 +215,7 @@ final class SparkBenchmark {
       all.put("repartition", SparkWorkloads.repartition(8, (int) (1_250_000 * s), 16));
       all.put("small-blocks", SparkWorkloads.smallBlocks(400, 2000, (int) (4_000 * s)));
       all.put("skew-join", SparkWorkloads.skewJoin((long) (2_000_000 * s), 200_000, 80));
+      all.put("local-reader", SparkWorkloads.localReader((long) (2_000_000 * s), 8));
       List<SparkWorkloads.Workload> chosen = new ArrayList<>();
       for (String name : options.workloads.split(",")) {
         SparkWorkloads.Workload w = all.get(name.trim());
@@ -230,7 +246,7 @@ final class SparkBenchmark {
       boolean both = checksumsBoth || replicationBoth;
       boolean checksums = !options.checksums.equals("off");
       int factor = options.replication.equals("1") ? 1 : 2;
-      Servers servers = new Servers();
+      Servers servers = new Servers(serverSettings(options.serverConf));
       try {
         for (int i = 0; i < (factor > 1 ? 2 : 1); i++) {
           servers.start(dir.resolve("server" + i));
@@ -328,6 +344,22 @@ final class SparkBenchmark {
       }
     }
 
+    /** The --server-conf settings as a map; names the setting that is not key=value. */
+    static Map<String, String> serverSettings(List<String> settings) {
+      Map<String, String> out = new LinkedHashMap<>();
+      for (String setting : settings) {
+        int eq = setting.indexOf('=');
+        if (eq <= 0) {
+          throw new IllegalArgumentException(
+              "--server-conf takes key=value, e.g. sluice.read.sortMapRanges=true, not '"
+                  + setting
+                  + "'");
+        }
+        out.put(setting.substring(0, eq).trim(), setting.substring(eq + 1).trim());
+      }
+      return out;
+    }
+
     private SparkSession session(String name, Map<String, String> extra) {
       String classpath = System.getProperty("java.class.path");
       SparkSession.Builder b =
@@ -405,20 +437,22 @@ final class SparkBenchmark {
       final List<ShuffleServer> servers = new ArrayList<>();
       private final List<MetricRegistry> registries = new ArrayList<>();
       private final CpuMeter cpu = new CpuMeter();
+      private final Map<String, String> settings;
+
+      /** @param settings more server settings ({@code --server-conf}) */
+      Servers(Map<String, String> settings) {
+        this.settings = settings;
+      }
 
       void start(Path dir) throws IOException {
         Files.createDirectories(dir);
-        SluiceConf conf =
-            SluiceConf.of(
-                Map.of(
-                    "sluice.server.host",
-                    "127.0.0.1",
-                    "sluice.server.port",
-                    "0",
-                    "sluice.server.dirs",
-                    dir.toString(),
-                    "sluice.commit.fsync",
-                    "false"));
+        Map<String, String> values = new LinkedHashMap<>();
+        values.put("sluice.server.host", "127.0.0.1");
+        values.put("sluice.server.port", "0");
+        values.put("sluice.server.dirs", dir.toString());
+        values.put("sluice.commit.fsync", "false");
+        values.putAll(settings);
+        SluiceConf conf = SluiceConf.of(values);
         MetricRegistry registry = new MetricRegistry();
         servers.add(
             new ShuffleServer(new ServerConf(conf), new NetworkConf(conf), registry, Clock.SYSTEM));

@@ -168,6 +168,49 @@ final class SparkWorkloads {
     };
   }
 
+  /**
+   * A join planned as sort-merge (statically both sides look large) whose small side turns out to
+   * hold a few rows: AQE turns it into a broadcast join and reads the big side's shuffle with the
+   * local shuffle reader, one map's share of every partition per task (map-range reads).
+   */
+  static Workload localReader(long rows, int maps) {
+    return new Workload() {
+      @Override
+      public String name() {
+        return "local-reader";
+      }
+
+      @Override
+      public String describe() {
+        return rows + " rows from " + maps + " maps joined with 5 rows, read per mapper";
+      }
+
+      @Override
+      public Outcome run(SparkSession spark) {
+        spark.conf().set("spark.sql.autoBroadcastJoinThreshold", "10k");
+        spark.conf().set("spark.sql.adaptive.enabled", "true");
+        spark.conf().set("spark.sql.adaptive.localShuffleReader.enabled", "true");
+        spark.conf().set("spark.sql.shuffle.partitions", "200");
+        Dataset<Row> big =
+            spark
+                .range(0, rows, 1, maps)
+                .selectExpr("id % 1000 AS k", "sha2(CAST(id AS STRING), 256) AS v");
+        Dataset<Row> small =
+            spark
+                .range(0, rows, 1, 2)
+                .filter("id < 5")
+                .selectExpr("id AS k", "concat('s', id) AS s");
+        Dataset<Row> result =
+            big.join(small, "k").selectExpr("count(*) AS n", "sum(hash(v, s)) AS h");
+        Row row = result.collectAsList().get(0);
+        String plan = result.queryExecution().executedPlan().toString();
+        return new Outcome(
+            "rows=" + row.getLong(0) + " checksum=" + row.get(1),
+            plan.contains("AQEShuffleRead local") ? "local reader" : "no local reader");
+      }
+    };
+  }
+
   /** Pseudo-random, incompressible records of a fixed size, different for every map. */
   static final class Payloads implements Iterator<byte[]>, java.io.Serializable {
     private static final long serialVersionUID = 1L;

@@ -46,7 +46,9 @@ public final class FrameEncoder extends MessageToMessageEncoder<Message> {
     }
     out.add(prefix);
     Object body = msg.rawBody();
-    if (body != null) {
+    if (body instanceof Object[]) {
+      out.addAll(List.of((Object[]) body));
+    } else if (body != null) {
       out.add(body);
     }
   }

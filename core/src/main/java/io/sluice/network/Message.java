@@ -4,6 +4,7 @@ import com.google.protobuf.MessageLite;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.FileRegion;
 import io.netty.util.ReferenceCountUtil;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -13,8 +14,8 @@ import java.util.Objects;
  * body}; {@code frameLength} counts every byte after itself, so the body length is {@code
  * frameLength - 5 - headerLength}.
  *
- * <p>Body ownership: a message owns its body ({@link ByteBuf} or, outbound only, {@link
- * FileRegion}) and, for a data frame a server received, the body's reservation in the server's
+ * <p>Body ownership: a message owns its body ({@link ByteBuf} or, outbound only, one or more {@link
+ * FileRegion}s) and, for a data frame a server received, the body's reservation in the server's
  * {@link InboundMemory}. Whoever holds the message last calls {@link #release()}, which gives back
  * both; {@link #handOver()} passes both to a new owner instead (release is then a no-op). Writing a
  * message to a channel hands the body to Netty, which releases it after the write. Not thread safe:
@@ -67,6 +68,18 @@ public final class Message {
     return new Message(type, header, requestId, Objects.requireNonNull(body, "body"));
   }
 
+  /**
+   * Takes ownership of {@code regions}, which go out one after another as one body, each with zero
+   * copy (sendfile).
+   */
+  public static Message withFileBody(
+      byte type, MessageLite header, long requestId, List<FileRegion> regions) {
+    if (regions.size() == 1) {
+      return withFileBody(type, header, requestId, regions.get(0));
+    }
+    return new Message(type, header, requestId, regions.toArray(new FileRegion[0]));
+  }
+
   public byte type() {
     return type;
   }
@@ -105,6 +118,13 @@ public final class Message {
     }
     if (body instanceof FileRegion) {
       return ((FileRegion) body).count();
+    }
+    if (body instanceof FileRegion[]) {
+      long n = 0;
+      for (FileRegion r : (FileRegion[]) body) {
+        n += r.count();
+      }
+      return n;
     }
     return 0;
   }
@@ -146,7 +166,11 @@ public final class Message {
     long r = reserved;
     body = null;
     reserved = 0;
-    if (b != null) {
+    if (b instanceof FileRegion[]) {
+      for (FileRegion region : (FileRegion[]) b) {
+        ReferenceCountUtil.release(region);
+      }
+    } else if (b != null) {
       ReferenceCountUtil.release(b);
     }
     if (r > 0) {

@@ -89,6 +89,14 @@ public final class ServerConf {
           "sluice.read.chunkSize",
           "8m",
           "Readers fetch a split in chunks of about this size; boundaries never split a batch.");
+  public static final ConfigKey<Boolean> SORT_MAP_RANGES =
+      ConfigKey.bool(
+          "sluice.read.sortMapRanges",
+          false,
+          "Serve every map-range read (AQE skew-join splits, the local shuffle reader) from a sorted"
+              + " copy of the split (sort-on-read). Off: they are read from each split's map-run"
+              + " index, and only splits without one, or ranges scattered in many small pieces,"
+              + " are sorted.");
   public static final ConfigKey<Long> SPLIT_THRESHOLD =
       ConfigKey.bytes(
           "sluice.split.threshold",
@@ -177,6 +185,7 @@ public final class ServerConf {
           WRITEBACK_BYTES,
           FLUSHER_THREADS,
           CHUNK_SIZE,
+          SORT_MAP_RANGES,
           SPLIT_THRESHOLD,
           DISK_MAX_USAGE,
           DISK_CHECK_INTERVAL,
@@ -207,6 +216,7 @@ public final class ServerConf {
   private final int flusherThreads;
   private final long writebackBytes;
   private final long chunkSize;
+  private final boolean sortMapRanges;
   private final boolean commitFsync;
   private final long appTimeoutMillis;
   private final long appExpiryCheckIntervalMillis;
@@ -298,6 +308,7 @@ public final class ServerConf {
     if (chunkSize < 1) {
       throw new IllegalArgumentException(CHUNK_SIZE + " must be positive");
     }
+    this.sortMapRanges = conf.get(SORT_MAP_RANGES);
     this.commitFsync = conf.get(COMMIT_FSYNC);
     long writeback = conf.get(WRITEBACK_BYTES);
     if (writeback < 0) {
@@ -419,6 +430,10 @@ public final class ServerConf {
   /** Bytes. */
   public long chunkSize() {
     return chunkSize;
+  }
+
+  public boolean sortMapRanges() {
+    return sortMapRanges;
   }
 
   public boolean commitFsync() {

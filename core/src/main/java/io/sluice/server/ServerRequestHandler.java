@@ -2,6 +2,7 @@ package io.sluice.server;
 
 import io.netty.channel.Channel;
 import io.netty.channel.DefaultFileRegion;
+import io.netty.channel.FileRegion;
 import io.sluice.common.CrashPoints;
 import io.sluice.common.Ids;
 import io.sluice.network.Message;
@@ -41,10 +42,12 @@ import io.sluice.server.read.ChunkReader;
 import io.sluice.server.read.MapStreams;
 import io.sluice.server.read.ReadStreams;
 import io.sluice.server.sort.MapRangeReads;
+import io.sluice.server.storage.ChunkExtents;
 import io.sluice.server.storage.CommittedSplitFile;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
 import io.sluice.server.storage.ShuffleShape;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -439,7 +442,7 @@ final class ServerRequestHandler implements RequestHandler {
             .setStream(
                 StreamHandle.newBuilder()
                     .setStreamId(stream.id())
-                    .addAllChunkOffsets(file.chunkOffsets()))
+                    .addAllChunkOffsets(file.chunks().handleOffsets()))
             .build());
   }
 
@@ -464,9 +467,9 @@ final class ServerRequestHandler implements RequestHandler {
               + file.numChunks()
               + " chunks");
     }
-    long offset = file.chunkOffsets().get(chunk);
-    long length = file.chunkOffsets().get(chunk + 1) - offset;
-    String damage = truncation(file, chunk, offset + length);
+    ChunkExtents chunks = file.chunks();
+    long length = chunks.chunkLength(chunk);
+    String damage = truncation(file, chunk, chunks.chunkEnd(chunk));
     if (damage != null) {
       if (file.firstDamageReport()) {
         registry.damagedFile(file.path(), damage);
@@ -477,14 +480,16 @@ final class ServerRequestHandler implements RequestHandler {
     Response ok = Response.newBuilder().setRequestId(h.getRequestId()).setStatus(Status.OK).build();
     if (Tls.isSecured(channel)) {
       // TLS encrypts every byte: no sendfile; the chunk is read into a buffer off this thread
-      readChunk(channel, ok, file, chunk, offset, (int) length);
+      readChunk(channel, ok, file, chunk);
       return null;
     }
-    return Message.withFileBody(
-        MessageType.RESPONSE.id(),
-        ok,
-        h.getRequestId(),
-        new DefaultFileRegion(file.path().toFile(), offset, length));
+    List<FileRegion> regions = new ArrayList<>(chunks.extentCount(chunk));
+    for (int k = 0; k < chunks.extentCount(chunk); k++) {
+      regions.add(
+          new DefaultFileRegion(
+              file.path().toFile(), chunks.extentOffset(chunk, k), chunks.extentLength(chunk, k)));
+    }
+    return Message.withFileBody(MessageType.RESPONSE.id(), ok, h.getRequestId(), regions);
   }
 
   /**
@@ -512,11 +517,10 @@ final class ServerRequestHandler implements RequestHandler {
         + "; the file was truncated or deleted on disk";
   }
 
-  private void readChunk(
-      Channel channel, Response ok, CommittedSplitFile file, int chunk, long offset, int length) {
+  private void readChunk(Channel channel, Response ok, CommittedSplitFile file, int chunk) {
     long id = ok.getRequestId();
     chunkReader
-        .read(file.path(), offset, length, channel.alloc())
+        .read(file.path(), file.chunks(), chunk, channel.alloc())
         .whenComplete(
             (buf, error) -> {
               Message response =

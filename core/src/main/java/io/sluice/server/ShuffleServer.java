@@ -128,7 +128,7 @@ public final class ShuffleServer implements Closeable {
     this.housekeeping =
         Executors.newSingleThreadScheduledExecutor(
             new DefaultThreadFactory("sluice-housekeeping", true));
-    this.rangeReads = MapRangeReads.start(conf.chunkSize(), metricRegistry);
+    this.rangeReads = MapRangeReads.start(conf.chunkSize(), conf.sortMapRanges(), metricRegistry);
     this.chunkReader = new ChunkReader(Math.max(2, networkConf.ioThreads()));
     FlowControl flowControl = new FlowControl(memory, registry, housekeeping);
     memory.setListener(flowControl);

@@ -8,10 +8,12 @@ import io.sluice.client.read.ShuffleBatch;
 import io.sluice.server.ShuffleServer;
 import io.sluice.server.sort.SortMetrics;
 import io.sluice.testutil.Records;
+import io.sluice.testutil.TestCertificates;
 import io.sluice.testutil.TestCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -22,7 +24,10 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Map-index range reads against real servers: sort-on-read returns exactly the maps asked for. */
+/**
+ * Map-index range reads against real servers: read in place from each split's map-run index, or
+ * with sort-on-read, they return exactly the maps asked for.
+ */
 class MapRangeReadIT {
   private static final int MAPS = 10;
   private static final int PARTITIONS = 3;
@@ -78,25 +83,73 @@ class MapRangeReadIT {
     }
   }
 
+  private static long indexedReads(TestCluster cluster) {
+    long n = 0;
+    for (ShuffleServer s : cluster.servers()) {
+      n += s.metrics().registry().meter(SortMetrics.PREFIX + "indexedRangeReads").getCount();
+    }
+    return n;
+  }
+
+  private static void assertRange(Records.Checker range, int startMap, int endMap) {
+    for (int m = 0; m < MAPS; m++) {
+      for (int p = 0; p < PARTITIONS; p++) {
+        assertThat(range.count(m, p)).isEqualTo(m >= startMap && m < endMap ? RECORDS : 0);
+      }
+    }
+  }
+
+  /** Small buffers, flushes and chunks: many batches per map, segments and chunks per split. */
+  private static Map<String, String> conf(String... more) {
+    Map<String, String> conf = new HashMap<>();
+    conf.put("sluice.push.bufferSize", "4k");
+    conf.put("sluice.flush.size", "16k");
+    conf.put("sluice.read.chunkSize", "64k");
+    for (int i = 0; i < more.length; i += 2) {
+      conf.put(more[i], more[i + 1]);
+    }
+    return conf;
+  }
+
   @Test
-  void rangeReadReturnsExactlyTheBatchesOfThoseMaps() throws Exception {
-    // small buffers and chunks: many batches per map and several chunks per split
-    Map<String, String> conf =
-        Map.of("sluice.push.bufferSize", "4k", "sluice.read.chunkSize", "64k");
-    try (TestCluster cluster = TestCluster.start(tmp, 2, conf)) {
+  void rangeReadsComeFromTheMapRunIndexWithoutSorting() throws Exception {
+    try (TestCluster cluster = TestCluster.start(tmp, 2, conf())) {
       writeAll(cluster);
 
       Records.Checker plain = read(cluster, 0, MAPS);
       assertThat(plain.records()).isEqualTo((long) MAPS * PARTITIONS * RECORDS);
+
+      assertRange(read(cluster, 3, 7), 3, 7);
+      assertRange(read(cluster, 9, 10), 9, 10);
+      assertRange(read(cluster, 0, 1), 0, 1);
+      assertThat(indexedReads(cluster)).isEqualTo(3L * PARTITIONS);
       assertThat(sorts(cluster)).isZero();
       assertThat(sortedFiles(tmp)).isZero();
+    }
+  }
 
-      Records.Checker range = read(cluster, 3, 7);
-      for (int m = 0; m < MAPS; m++) {
-        for (int p = 0; p < PARTITIONS; p++) {
-          assertThat(range.count(m, p)).isEqualTo(m >= 3 && m < 7 ? RECORDS : 0);
-        }
-      }
+  @Test
+  void rangeReadsOverTlsReadEveryPieceOfTheirChunks() throws Exception {
+    TestCertificates certs = TestCertificates.create(tmp.resolve("certs"), "cluster");
+    Map<String, String> conf = conf();
+    conf.putAll(certs.conf());
+    try (TestCluster cluster = TestCluster.start(tmp.resolve("data"), 1, conf)) {
+      writeAll(cluster);
+      assertRange(read(cluster, 2, 5), 2, 5);
+      assertThat(indexedReads(cluster)).isEqualTo(PARTITIONS);
+      assertThat(sorts(cluster)).isZero();
+    }
+  }
+
+  @Test
+  void underSortMapRangesRangeReadsSortEachSplitOnce() throws Exception {
+    try (TestCluster cluster =
+        TestCluster.start(tmp, 2, conf("sluice.read.sortMapRanges", "true"))) {
+      writeAll(cluster);
+      assertThat(read(cluster, 0, MAPS).records()).isEqualTo((long) MAPS * PARTITIONS * RECORDS);
+      assertThat(sorts(cluster)).isZero();
+
+      assertRange(read(cluster, 3, 7), 3, 7);
       assertThat(sorts(cluster)).isEqualTo(PARTITIONS); // one split per partition
       assertThat(sortedFiles(tmp)).isEqualTo(PARTITIONS);
 
@@ -104,14 +157,13 @@ class MapRangeReadIT {
       Records.Checker single = read(cluster, 9, 10);
       assertThat(single.records()).isEqualTo((long) PARTITIONS * RECORDS);
       assertThat(sorts(cluster)).isEqualTo(PARTITIONS);
+      assertThat(indexedReads(cluster)).isZero();
     }
   }
 
   @Test
-  void concurrentRangeReadersShareOneSortPerSplitAndEachGetsItsMaps() throws Exception {
-    Map<String, String> conf =
-        Map.of("sluice.push.bufferSize", "4k", "sluice.read.chunkSize", "64k");
-    try (TestCluster cluster = TestCluster.start(tmp, 1, conf)) {
+  void concurrentRangeReadersEachGetTheirMaps() throws Exception {
+    try (TestCluster cluster = TestCluster.start(tmp, 1, conf())) {
       writeAll(cluster);
       ExecutorService pool = Executors.newFixedThreadPool(MAPS);
       try {
@@ -123,14 +175,13 @@ class MapRangeReadIT {
         for (int m = 0; m < MAPS; m++) {
           Records.Checker c = readers.get(m).get(2, TimeUnit.MINUTES);
           assertThat(c.records()).isEqualTo((long) PARTITIONS * RECORDS);
-          for (int p = 0; p < PARTITIONS; p++) {
-            assertThat(c.count(m, p)).isEqualTo(RECORDS);
-          }
+          assertRange(c, m, m + 1);
         }
       } finally {
         pool.shutdownNow();
       }
-      assertThat(sorts(cluster)).isEqualTo(PARTITIONS);
+      assertThat(sorts(cluster)).isZero();
+      assertThat(indexedReads(cluster)).isEqualTo((long) MAPS * PARTITIONS);
     }
   }
 }

@@ -55,9 +55,18 @@ final class SluiceServers implements AutoCloseable {
 
   /** Sorts done by all servers for map-range reads. */
   long sorts() {
+    return count("sluice.server.sort.sorts");
+  }
+
+  /** Map-range reads all servers served from a split's map-run index, without sorting. */
+  long indexedRangeReads() {
+    return count("sluice.server.sort.indexedRangeReads");
+  }
+
+  private long count(String meter) {
     long n = 0;
     for (ShuffleServer s : servers) {
-      n += s.metrics().registry().meter("sluice.server.sort.sorts").getCount();
+      n += s.metrics().registry().meter(meter).getCount();
     }
     return n;
   }

@@ -255,22 +255,26 @@ class SparkShuffleIT {
   }
 
   @Test
-  void aqeSplitsTheSkewedPartitionIntoMapRangesReadWithSortOnRead() {
+  void aqeSplitsTheSkewedPartitionIntoMapRangesReadInPlaceWithoutSorting() {
     long sortsBefore = servers.sorts();
+    long indexedBefore = servers.indexedRangeReads();
     SqlJobs.Outcome outcome = SqlJobs.skewJoin(spark);
     assertThat(expectedSql.get("skewJoin").plan).contains("skew=true");
     assertThat(outcome.plan).contains("skew=true").contains("skewed");
     assertThat(outcome.rows).hasSize(expectedSql.get("skewJoin").rows.size());
     assertThat(outcome.rows).isEqualTo(expectedSql.get("skewJoin").rows);
-    assertThat(servers.sorts()).isGreaterThan(sortsBefore);
+    assertThat(servers.indexedRangeReads()).isGreaterThan(indexedBefore);
+    assertThat(servers.sorts()).isEqualTo(sortsBefore);
   }
 
   @Test
   void aqeLocalShuffleReaderReadsPerMapper() {
+    long sortsBefore = servers.sorts();
     SqlJobs.Outcome outcome = SqlJobs.localShuffleReader(spark);
     assertThat(expectedSql.get("localShuffleReader").plan).contains("BroadcastHashJoin");
     assertThat(outcome.plan).contains("BroadcastHashJoin").contains("AQEShuffleRead local");
     assertThat(outcome.rows).isEqualTo(expectedSql.get("localShuffleReader").rows);
+    assertThat(servers.sorts()).isEqualTo(sortsBefore);
   }
 
   private static JavaPairRDD<Integer, Long> stageRetryInput(SparkSession session) {

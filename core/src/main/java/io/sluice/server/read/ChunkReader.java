@@ -3,6 +3,7 @@ package io.sluice.server.read;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.sluice.server.storage.ChunkExtents;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
@@ -38,14 +39,15 @@ public final class ChunkReader implements Closeable {
   }
 
   /**
-   * Reads {@code length} bytes of {@code file} from {@code offset} into a buffer of {@code alloc},
-   * which the future's receiver owns; fails with an {@link IOException} naming the file.
+   * Reads chunk {@code chunk} of {@code file} (its extents, one after another) into a buffer of
+   * {@code alloc}, which the future's receiver owns; fails with an {@link IOException} naming the
+   * file.
    */
   public CompletableFuture<ByteBuf> read(
-      Path file, long offset, int length, ByteBufAllocator alloc) {
+      Path file, ChunkExtents chunks, int chunk, ByteBufAllocator alloc) {
     CompletableFuture<ByteBuf> result = new CompletableFuture<>();
     try {
-      executor.execute(() -> readNow(file, offset, length, alloc, result));
+      executor.execute(() -> readNow(file, chunks, chunk, alloc, result));
     } catch (RejectedExecutionException e) {
       result.completeExceptionally(new IOException("the server is stopping", e));
     }
@@ -53,14 +55,31 @@ public final class ChunkReader implements Closeable {
   }
 
   private static void readNow(
-      Path file, long offset, int length, ByteBufAllocator alloc, CompletableFuture<ByteBuf> out) {
+      Path file,
+      ChunkExtents chunks,
+      int chunk,
+      ByteBufAllocator alloc,
+      CompletableFuture<ByteBuf> out) {
+    int length = (int) chunks.chunkLength(chunk);
     ByteBuf buf = alloc.directBuffer(length, length);
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
-      while (buf.isWritable()) {
-        int n = buf.writeBytes(channel, offset + buf.writerIndex(), buf.writableBytes());
-        if (n < 0) {
-          throw new EOFException(
-              file + " ends before byte " + (offset + length) + " of its chunk offsets");
+      for (int k = 0; k < chunks.extentCount(chunk); k++) {
+        long offset = chunks.extentOffset(chunk, k);
+        long end = buf.writerIndex() + chunks.extentLength(chunk, k);
+        long start = buf.writerIndex();
+        while (buf.writerIndex() < end) {
+          int n =
+              buf.writeBytes(
+                  channel, offset + buf.writerIndex() - start, (int) (end - buf.writerIndex()));
+          if (n < 0) {
+            throw new EOFException(
+                file
+                    + " ends before byte "
+                    + (offset + end - start)
+                    + " of chunk "
+                    + chunk
+                    + " of its stream");
+          }
         }
       }
     } catch (IOException | RuntimeException e) {

@@ -3,13 +3,16 @@ package io.sluice.server.sort;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.sluice.server.storage.ChunkExtents;
 import io.sluice.server.storage.CommittedSplitFile;
 import io.sluice.server.storage.MapIndexSet;
+import io.sluice.server.storage.MapRunIndex;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -21,64 +24,100 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Serves map-index range reads of committed splits (AQE skew-join splits, local shuffle reader
- * specs) with sort-on-read. A read whose range covers every map of a split is a plain read and
- * never sorts. The first range read of a split sorts it ({@link SplitSorter}) on the injected sort
- * executor, never on a network thread; concurrent range reads of the same split wait for that one
- * sort; later range reads use the sorted copy at once, each reading one contiguous byte range of
- * it. A failed sort is forgotten, so the next range read tries again.
+ * specs). A read whose range covers every map of a split is a plain read. Otherwise the split's
+ * {@linkplain MapRunIndex map-run index} (the trailer its commit wrote; each flushed segment is in
+ * map order) gives the range's byte ranges, at most one per segment, read in place: no sort, no
+ * copy.
  *
- * <p>Bounds: at most {@value #MAX_CACHED_INDEXES} indexes of finished sorts are kept in memory
- * (least recently used go first; an evicted index is read back from its file); sorts in progress
- * are never evicted, and there is at most one per split. The executor bounds how many sorts run at
- * once. Thread safe.
+ * <p>Sort-on-read is the fallback: for splits without a trailer (written before it existed, or with
+ * too many runs), for ranges scattered over more than {@value #SCATTERED_EXTENTS} pieces averaging
+ * under {@value #SCATTERED_AVERAGE_EXTENT} bytes (where one sequential copy beats many small
+ * reads), and always under {@code sluice.read.sortMapRanges}. The first sorted read of a split
+ * sorts it ({@link SplitSorter}) on the sort executor, never on a network thread; concurrent range
+ * reads of the same split wait for that one sort; later range reads use the sorted copy at once,
+ * each reading one contiguous byte range of it. A failed sort is forgotten, so the next range read
+ * tries again.
+ *
+ * <p>Bounds: at most {@value #MAX_CACHED_INDEXES} indexes of finished sorts and {@value
+ * #MAX_CACHED_RUNS} map runs (8 bytes each) are kept in memory, least recently used going first (an
+ * evicted index is read back from its file); sorts in progress are never evicted, and there is at
+ * most one per split. The sort executor bounds how many sorts run at once; trailers are read on the
+ * index executor, so they never wait behind a sort. Thread safe.
  */
 public final class MapRangeReads implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(MapRangeReads.class);
   static final int MAX_CACHED_INDEXES = 4096;
+  static final int MAX_CACHED_RUNS = 1 << 21;
   static final int MAX_SORT_THREADS = 4;
+  static final int SCATTERED_EXTENTS = 64;
+  static final long SCATTERED_AVERAGE_EXTENT = 64 << 10;
 
+  private final long chunkSize;
+  private final boolean alwaysSort;
   private final SplitSorter sorter;
   private final Executor sortExecutor;
+  private final Executor indexExecutor;
   private final SortMetrics metrics;
-  private final ExecutorService ownExecutor;
+  private final List<ExecutorService> ownExecutors;
   // guarded by itself; access order for LRU eviction of completed entries
   private final Map<SplitVersion, CompletableFuture<SortedSplitIndex>> indexes =
       new LinkedHashMap<>(64, 0.75f, true);
+  // guarded by itself; access order for LRU eviction of completed entries
+  private final Map<SplitVersion, CachedRuns> runs = new LinkedHashMap<>(64, 0.75f, true);
+  private long cachedRuns; // guarded by runs
 
   /**
-   * @param chunkSize bytes per chunk of the sorted copy ({@code sluice.read.chunkSize})
+   * @param chunkSize bytes per chunk of a range read ({@code sluice.read.chunkSize})
+   * @param alwaysSort serve every range read from a sorted copy ({@code sluice.read.sortMapRanges})
    * @param sortExecutor runs sorts; its thread count bounds concurrent sorts
+   * @param indexExecutor reads map-run trailers
    */
-  public MapRangeReads(long chunkSize, Executor sortExecutor, SortMetrics metrics) {
-    this(chunkSize, sortExecutor, metrics, null);
+  public MapRangeReads(
+      long chunkSize,
+      boolean alwaysSort,
+      Executor sortExecutor,
+      Executor indexExecutor,
+      SortMetrics metrics) {
+    this(chunkSize, alwaysSort, sortExecutor, indexExecutor, metrics, List.of());
   }
 
   private MapRangeReads(
-      long chunkSize, Executor sortExecutor, SortMetrics metrics, ExecutorService ownExecutor) {
+      long chunkSize,
+      boolean alwaysSort,
+      Executor sortExecutor,
+      Executor indexExecutor,
+      SortMetrics metrics,
+      List<ExecutorService> ownExecutors) {
+    this.chunkSize = chunkSize;
+    this.alwaysSort = alwaysSort;
     this.sorter = new SplitSorter(chunkSize);
     this.sortExecutor = Objects.requireNonNull(sortExecutor, "sortExecutor");
+    this.indexExecutor = Objects.requireNonNull(indexExecutor, "indexExecutor");
     this.metrics = Objects.requireNonNull(metrics, "metrics");
-    this.ownExecutor = ownExecutor;
+    this.ownExecutors = ownExecutors;
   }
 
   /**
-   * A server's range reads with their own sort threads: half the cores, at least 1 and at most
-   * {@value #MAX_SORT_THREADS} (sorting is disk bound; more threads only make it seek), stopped by
-   * {@link #close}.
+   * A server's range reads with their own threads: sort threads, half the cores, at least 1 and at
+   * most {@value #MAX_SORT_THREADS} (sorting is disk bound; more threads only make it seek), and
+   * one thread reading map-run trailers; stopped by {@link #close}.
    */
-  public static MapRangeReads start(long chunkSize, MetricRegistry registry) {
+  public static MapRangeReads start(long chunkSize, boolean alwaysSort, MetricRegistry registry) {
     int threads =
         Math.max(1, Math.min(MAX_SORT_THREADS, Runtime.getRuntime().availableProcessors() / 2));
-    ExecutorService executor =
+    ExecutorService sorts =
         Executors.newFixedThreadPool(threads, new DefaultThreadFactory("sluice-sorter", true));
-    return new MapRangeReads(chunkSize, executor, new SortMetrics(registry), executor);
+    ExecutorService index =
+        Executors.newSingleThreadExecutor(new DefaultThreadFactory("sluice-range-index", true));
+    return new MapRangeReads(
+        chunkSize, alwaysSort, sorts, index, new SortMetrics(registry), List.of(sorts, index));
   }
 
-  /** Stops the sort threads this instance started; sorts in progress are abandoned. */
+  /** Stops the threads this instance started; sorts in progress are abandoned. */
   @Override
   public void close() {
-    if (ownExecutor != null) {
-      ownExecutor.shutdownNow();
+    for (ExecutorService e : ownExecutors) {
+      e.shutdownNow();
     }
   }
 
@@ -96,9 +135,10 @@ public final class MapRangeReads implements Closeable {
 
   /**
    * What a read of maps [startMapIndex, endMapIndex) of the split streams: the split itself for a
-   * plain read, else a view of its sorted copy whose chunks cover exactly the batches of those
-   * maps. Completes on the sort executor when a sort was needed; fails with an {@link IOException}
-   * naming the split when the sort fails.
+   * plain read, else a view whose chunks cover exactly the batches of those maps, in the split's
+   * file (from its map-run index) or in its sorted copy. Completes on another thread when the
+   * trailer had to be read or a sort was needed; fails with an {@link IOException} naming the split
+   * when the sort fails.
    */
   public CompletableFuture<CommittedSplitFile> open(
       CommittedSplitFile split, int startMapIndex, int endMapIndex) {
@@ -110,12 +150,46 @@ public final class MapRangeReads implements Closeable {
       return CompletableFuture.completedFuture(split);
     }
     metrics.rangeReads().mark();
-    CompletableFuture<SortedSplitIndex> index;
+    SplitVersion version;
     try {
-      index = indexOf(split);
+      version = SplitVersion.of(split);
     } catch (IOException e) {
       return CompletableFuture.failedFuture(e);
     }
+    if (alwaysSort) {
+      return sorted(split, version, startMapIndex, endMapIndex);
+    }
+    return runsOf(split, version)
+        .thenCompose(
+            mapRuns -> {
+              if (mapRuns != null) {
+                ChunkExtents extents = mapRuns.range(startMapIndex, endMapIndex, chunkSize);
+                if (!scattered(extents)) {
+                  metrics.indexedRangeReads().mark();
+                  return CompletableFuture.completedFuture(
+                      CommittedSplitFile.view(split, split.path(), extents));
+                }
+                LOG.debug(
+                    "Maps [{}, {}) of {} lie in {} pieces of {} bytes in all: sorting it",
+                    startMapIndex,
+                    endMapIndex,
+                    split.key(),
+                    extents.numExtents(),
+                    extents.totalLength());
+              }
+              return sorted(split, version, startMapIndex, endMapIndex);
+            });
+  }
+
+  /** True when reading the range in place would be many small reads: a sorted copy serves it. */
+  static boolean scattered(ChunkExtents extents) {
+    int n = extents.numExtents();
+    return n > SCATTERED_EXTENTS && extents.totalLength() / n < SCATTERED_AVERAGE_EXTENT;
+  }
+
+  private CompletableFuture<CommittedSplitFile> sorted(
+      CommittedSplitFile split, SplitVersion version, int startMapIndex, int endMapIndex) {
+    CompletableFuture<SortedSplitIndex> index = indexOf(split, version);
     if (!index.isDone()) {
       metrics.waiting().inc();
       index.whenComplete((i, e) -> metrics.waiting().dec());
@@ -125,12 +199,71 @@ public final class MapRangeReads implements Closeable {
             CommittedSplitFile.view(
                 split,
                 SplitSorter.sortedPath(split),
-                i.rangeChunkOffsets(startMapIndex, endMapIndex)));
+                ChunkExtents.contiguous(i.rangeChunkOffsets(startMapIndex, endMapIndex))));
+  }
+
+  /**
+   * The split's map runs, null when its file has no trailer or the trailer is damaged (then the
+   * split is sorted, and the damage logged). Read once per split on the index executor.
+   */
+  private CompletableFuture<MapRunIndex> runsOf(CommittedSplitFile split, SplitVersion version) {
+    CachedRuns cached;
+    synchronized (runs) {
+      cached = runs.get(version);
+      if (cached != null) {
+        return cached.future;
+      }
+      cached = new CachedRuns();
+      runs.put(version, cached);
+    }
+    CachedRuns entry = cached;
+    try {
+      indexExecutor.execute(() -> loadRuns(split, version, entry));
+    } catch (RuntimeException e) {
+      synchronized (runs) {
+        runs.remove(version, entry);
+      }
+      entry.future.complete(null);
+    }
+    return entry.future;
+  }
+
+  private void loadRuns(CommittedSplitFile split, SplitVersion version, CachedRuns entry) {
+    MapRunIndex loaded = null;
+    try {
+      loaded = MapRunIndex.read(split.path(), split.length());
+    } catch (IOException | RuntimeException e) {
+      LOG.warn(
+          "The map-run index of {} cannot be used, its range reads sort it instead: {}",
+          split.key(),
+          e.toString());
+    }
+    synchronized (runs) {
+      if (runs.get(version) == entry) {
+        entry.weight = loaded == null ? 1 : Math.max(1, loaded.runCount());
+        cachedRuns += entry.weight;
+        var it = runs.values().iterator();
+        while (cachedRuns > MAX_CACHED_RUNS && it.hasNext()) {
+          CachedRuns old = it.next();
+          if (old != entry && old.future.isDone()) {
+            it.remove();
+            cachedRuns -= old.weight;
+          }
+        }
+      }
+    }
+    entry.future.complete(loaded);
+  }
+
+  /** A split's map runs, read once; its weight counts against {@link #MAX_CACHED_RUNS}. */
+  private static final class CachedRuns {
+    final CompletableFuture<MapRunIndex> future = new CompletableFuture<>();
+    long weight; // guarded by runs; 0 until loaded
   }
 
   /** The index of the split's sorted copy, sorting it first when needed (once per split). */
-  private CompletableFuture<SortedSplitIndex> indexOf(CommittedSplitFile split) throws IOException {
-    SplitVersion version = SplitVersion.of(split);
+  private CompletableFuture<SortedSplitIndex> indexOf(
+      CommittedSplitFile split, SplitVersion version) {
     CompletableFuture<SortedSplitIndex> future;
     synchronized (indexes) {
       future = indexes.get(version);

@@ -5,7 +5,10 @@ import com.codahale.metrics.Meter;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
 
-/** Metrics of sort-on-read; every name lives here. The registry is injected, never global. */
+/**
+ * Metrics of map-range reads (from map-run indexes, or sort-on-read); every name lives here. The
+ * registry is injected, never global.
+ */
 public final class SortMetrics {
   public static final String PREFIX = "sluice.server.sort.";
 
@@ -15,6 +18,7 @@ public final class SortMetrics {
   private final Timer latency;
   private final Counter waiting;
   private final Meter rangeReads;
+  private final Meter indexedRangeReads;
 
   public SortMetrics(MetricRegistry registry) {
     this.sorts = registry.meter(PREFIX + "sorts");
@@ -23,6 +27,7 @@ public final class SortMetrics {
     this.latency = registry.timer(PREFIX + "latency");
     this.waiting = registry.counter(PREFIX + "waitingReaders");
     this.rangeReads = registry.meter(PREFIX + "rangeReads");
+    this.indexedRangeReads = registry.meter(PREFIX + "indexedRangeReads");
   }
 
   /** Splits sorted (one per split, however many readers asked). */
@@ -48,8 +53,13 @@ public final class SortMetrics {
     return waiting;
   }
 
-  /** Streams opened for a map-index range that needed the sorted copy. */
+  /** Streams opened for a map-index range that is not the whole split. */
   public Meter rangeReads() {
     return rangeReads;
+  }
+
+  /** Range reads served from the split's map-run index, without a sort. */
+  public Meter indexedRangeReads() {
+    return indexedRangeReads;
   }
 }

@@ -8,6 +8,7 @@ import io.sluice.server.storage.DataDirectories;
 import io.sluice.server.storage.DataDirectory;
 import io.sluice.server.storage.MapIndexSet;
 import io.sluice.server.storage.MapPartitionIndex;
+import io.sluice.server.storage.MapRunIndex;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
 import io.sluice.server.storage.SplitKey;
@@ -267,8 +268,9 @@ public final class StateRecovery {
     } catch (IOException e) {
       return "its file " + path + " cannot be read: " + e;
     }
-    if (size != split.getLength()) {
-      return "its file " + path + " has " + size + " bytes, expected " + split.getLength();
+    String sizeProblem = MapRunIndex.sizeProblem(path, split.getLength(), size);
+    if (sizeProblem != null) {
+      return sizeProblem;
     }
     List<Long> offsets = split.getChunkOffsetsList();
     if (offsets.isEmpty()

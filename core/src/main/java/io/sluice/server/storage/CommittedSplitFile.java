@@ -4,31 +4,45 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-/** What a committed split is: its file, length, chunk boundaries and the maps it holds. */
+/**
+ * What a committed split is: its file, length, chunk boundaries and the maps it holds; or a view of
+ * it that a map-range read streams: other chunks, possibly of another file (see {@link #view}).
+ */
 public final class CommittedSplitFile {
   private final SplitKey key;
   private final Path path;
   private final long length;
   private final List<Long> chunkOffsets;
+  private final ChunkExtents chunks;
   private final MapIndexSet mapIndexes;
   private final AtomicBoolean damageCounted = new AtomicBoolean();
 
   CommittedSplitFile(
       SplitKey key, Path path, long length, List<Long> chunkOffsets, MapIndexSet mapIndexes) {
+    this(key, path, length, List.copyOf(chunkOffsets), null, mapIndexes);
+  }
+
+  private CommittedSplitFile(
+      SplitKey key,
+      Path path,
+      long length,
+      List<Long> chunkOffsets,
+      ChunkExtents chunks,
+      MapIndexSet mapIndexes) {
     this.key = key;
     this.path = path;
     this.length = length;
-    this.chunkOffsets = List.copyOf(chunkOffsets);
+    this.chunks = chunks != null ? chunks : ChunkExtents.contiguous(chunkOffsets);
+    this.chunkOffsets = chunks != null ? this.chunks.handleOffsets() : chunkOffsets;
     this.mapIndexes = mapIndexes.copy();
   }
 
   /**
-   * The same split served from another file with other chunk boundaries (a map-range read of its
-   * sorted copy, see {@code io.sluice.server.sort}); the map set is the split's.
+   * The same split read as other chunks of {@code path} (the split's own file, or its sorted copy):
+   * a map-range read, see {@code io.sluice.server.sort}; the map set is the split's.
    */
-  public static CommittedSplitFile view(
-      CommittedSplitFile split, Path path, List<Long> chunkOffsets) {
-    return new CommittedSplitFile(split.key, path, split.length, chunkOffsets, split.mapIndexes);
+  public static CommittedSplitFile view(CommittedSplitFile split, Path path, ChunkExtents chunks) {
+    return new CommittedSplitFile(split.key, path, split.length, null, chunks, split.mapIndexes);
   }
 
   public SplitKey key() {
@@ -51,13 +65,21 @@ public final class CommittedSplitFile {
     return damageCounted.compareAndSet(false, true);
   }
 
-  /** n+1 offsets for n chunks; chunk i is [offsets[i], offsets[i+1]). */
+  /**
+   * n+1 offsets for n chunks; chunk i is [offsets[i], offsets[i+1]) of a split; of a view, where
+   * each chunk starts (see {@link ChunkExtents#handleOffsets}).
+   */
   public List<Long> chunkOffsets() {
     return chunkOffsets;
   }
 
+  /** The byte ranges of the file each chunk is read from. */
+  public ChunkExtents chunks() {
+    return chunks;
+  }
+
   public int numChunks() {
-    return chunkOffsets.size() - 1;
+    return chunks.numChunks();
   }
 
   /**

@@ -27,11 +27,13 @@ import org.slf4j.LoggerFactory;
  * <p><b>File format (version 2).</b> {@code <dir>/<appId>/<shuffleId>/<partition>-<epoch>.data} is
  * the concatenation of the pushed batches ({@link BatchFormat} version 2: 24-byte big-endian header
  * with magic, version, ids, length and the CRC32C of header fields and payload, then the opaque
- * payload) in the order the server accepted them; there is no file header. Readers verify every
- * batch's checksum, so a byte that changed on disk fails the read naming the file and offset.
- * Version 1 (until the checksums came) held batches with a 16-byte header and no checksum; its
- * files fail version 2 readers at their first batch (not the magic), so the engine recomputes them.
- * Until commit the file is named {@code ...data.inprogress}; commit flushes, fsyncs (when {@code
+ * payload); there is no file header. Each flush (a segment) is written in map-index order, batches
+ * of one map in the order the server accepted them, and at commit a {@linkplain MapRunIndex map-run
+ * trailer} follows the last batch, so a map-range read needs no sort. Readers verify every batch's
+ * checksum, so a byte that changed on disk fails the read naming the file and offset. Version 1
+ * (until the checksums came) held batches with a 16-byte header and no checksum; its files fail
+ * version 2 readers at their first batch (not the magic), so the engine recomputes them. Until
+ * commit the file is named {@code ...data.inprogress}; commit flushes, fsyncs (when {@code
  * sluice.commit.fsync}), closes and renames it, so a file without the suffix is always complete.
  * Chunk boundaries fall between batches: a chunk ends before the batch that would take it past
  * {@code sluice.read.chunkSize}, so a chunk is at most that size or one batch (and a batch fits in
@@ -90,6 +92,7 @@ public final class ReducePartitionSplit {
   private FileWriteback writeback;
   private long flushedLength;
   private final List<Long> chunkOffsets = new ArrayList<>(List.of(0L));
+  private final MapRunRecorder mapRuns;
 
   ReducePartitionSplit(
       SplitKey key,
@@ -108,6 +111,7 @@ public final class ReducePartitionSplit {
     this.chunkSize = conf.chunkSize();
     this.splitThreshold = conf.splitThreshold();
     this.fsync = conf.commitFsync();
+    this.mapRuns = new MapRunRecorder(chunkSize);
     dir.activeSplitSet().add(this);
     metrics.activeSplits().inc();
   }
@@ -237,13 +241,14 @@ public final class ReducePartitionSplit {
 
   private void writeOut(List<ByteBuf> buffers, long bytes) throws IOException {
     FileChannel ch = openChannel();
-    ByteBuffer[] nio = toNioBuffers(buffers);
+    MapOrderedSegment segment = MapOrderedSegment.of(buffers);
+    ByteBuffer[] nio = segment.buffers();
     long written = 0;
     while (written < bytes) {
       written += ch.write(nio);
     }
-    for (ByteBuf b : buffers) {
-      recordChunkBoundaries(b);
+    for (int k = 0; k < segment.batchCount(); k++) {
+      recordBatch(segment.mapIndex(k), segment.length(k));
     }
     metrics.bytesFlushed().mark(bytes);
     dir.bytesFlushed().mark(bytes);
@@ -251,31 +256,16 @@ public final class ReducePartitionSplit {
   }
 
   /**
-   * Flusher thread. Advances {@link #flushedLength} over the batches of {@code body}, just written,
-   * starting a new chunk before a batch that would take the current one past the chunk size.
+   * Flusher thread. Advances {@link #flushedLength} over a batch just written, starting a new chunk
+   * before a batch that would take the current one past the chunk size, and records its map run.
    */
-  private void recordChunkBoundaries(ByteBuf body) {
-    int pos = body.readerIndex();
-    int end = body.writerIndex();
-    while (pos < end) {
-      long batch = BatchFormat.HEADER_SIZE + (long) body.getInt(pos + BatchFormat.LENGTH_OFFSET);
-      long chunkStart = chunkOffsets.get(chunkOffsets.size() - 1);
-      if (flushedLength > chunkStart && flushedLength - chunkStart + batch > chunkSize) {
-        chunkOffsets.add(flushedLength);
-      }
-      flushedLength += batch;
-      pos += (int) batch;
+  private void recordBatch(int mapIndex, int length) {
+    long chunkStart = chunkOffsets.get(chunkOffsets.size() - 1);
+    if (flushedLength > chunkStart && flushedLength - chunkStart + length > chunkSize) {
+      chunkOffsets.add(flushedLength);
     }
-  }
-
-  private static ByteBuffer[] toNioBuffers(List<ByteBuf> buffers) {
-    List<ByteBuffer> out = new ArrayList<>(buffers.size());
-    for (ByteBuf b : buffers) {
-      for (ByteBuffer nio : b.nioBuffers()) {
-        out.add(nio);
-      }
-    }
-    return out.toArray(new ByteBuffer[0]);
+    flushedLength += length;
+    mapRuns.batch(mapIndex, length);
   }
 
   private FileChannel openChannel() throws IOException {
@@ -465,6 +455,7 @@ public final class ReducePartitionSplit {
       throw new IOException("Cannot commit " + key + ": " + failed.getMessage(), failed);
     }
     FileChannel ch = openChannel();
+    writeTrailer(ch);
     CrashPoints.reach(CrashPoints.SPLIT_BEFORE_RENAME);
     if (fsync) {
       ch.force(true);
@@ -483,6 +474,23 @@ public final class ReducePartitionSplit {
     }
     closed(d);
     return new CommittedSplitFile(key, committedPath(d), flushedLength, chunkOffsets, maps);
+  }
+
+  /** Flusher thread. Appends the map-run trailer after the last batch (see {@link MapRunIndex}). */
+  private void writeTrailer(FileChannel ch) throws IOException {
+    ByteBuffer trailer = mapRuns.trailer();
+    if (trailer == null) {
+      return;
+    }
+    try {
+      while (trailer.hasRemaining()) {
+        ch.write(trailer, flushedLength + trailer.position());
+      }
+    } catch (IOException e) {
+      closeQuietly();
+      throw new IOException(
+          "Cannot commit " + key + ": writing its map-run trailer failed: " + e, e);
+    }
   }
 
   private void closed(DataDirectory d) {

@@ -47,4 +47,28 @@ public final class CommittedSplitFiles {
     return new CommittedSplitFile(
         new SplitKey("app-test", 0, partition, 0), file, length, List.of(0L, length), maps);
   }
+
+  /**
+   * Writes {@code batches} in order to {@code file}, as a split's flusher does, followed by their
+   * map-run trailer; one chunk holds everything.
+   */
+  public static CommittedSplitFile writeIndexed(Path file, int partition, List<Batch> batches)
+      throws IOException {
+    MapIndexSet maps = new MapIndexSet();
+    MapRunRecorder runs = new MapRunRecorder(Long.MAX_VALUE);
+    long length = 0;
+    try (var out = Files.newOutputStream(file)) {
+      for (Batch b : batches) {
+        byte[] bytes = b.bytes();
+        out.write(bytes);
+        maps.add(b.mapIndex);
+        runs.batch(b.mapIndex, bytes.length);
+        length += bytes.length;
+      }
+      java.nio.ByteBuffer trailer = runs.trailer();
+      out.write(trailer.array(), 0, trailer.limit());
+    }
+    return new CommittedSplitFile(
+        new SplitKey("app-test", 0, partition, 0), file, length, List.of(0L, length), maps);
+  }
 }

@@ -66,21 +66,69 @@ class ReducePartitionSplitTest {
   }
 
   @Test
-  void writesBatchesInOrderWithChunkBoundariesOnBatchBoundaries() throws Exception {
+  void writesEachSegmentInMapOrderWithChunkBoundariesOnBatchBoundaries() throws Exception {
     ReducePartitionSplit split = dirs.newSplit(new SplitKey("app", 1, 2, 0));
-    List<Long> batchStarts = new ArrayList<>();
     long offset = 0;
     for (int i = 0; i < 40; i++) {
       int payload = 100 + i * 37;
-      batchStarts.add(offset);
       offset += BatchFormat.HEADER_SIZE + payload;
-      assertThat(append(split, body(i % 3, i, payload))).isEqualTo(Status.OK);
+      // maps interleaved, several batches per 1 KiB flush
+      assertThat(append(split, body(2 - i % 3, i, payload))).isEqualTo(Status.OK);
     }
     CommittedSplitFile file = split.commit().get(1, TimeUnit.MINUTES);
     assertThat(memory.held()).isZero();
-    assertThat(file.length()).isEqualTo(offset).isEqualTo(Files.size(file.path()));
+    assertThat(file.length()).isEqualTo(offset);
+    assertThat(Files.size(file.path())).isGreaterThan(offset); // the map-run trailer
     assertThat(file.path().getFileName().toString()).isEqualTo("2-0.data");
     assertThat(file.mapIndexes().toRuns()).containsExactly(0, 3);
+
+    // every batch is there once; one map's batches keep their order
+    ByteBuffer content = ByteBuffer.wrap(Files.readAllBytes(file.path()));
+    List<Long> batchStarts = new ArrayList<>();
+    List<Integer> maps = new ArrayList<>();
+    List<Integer> ids = new ArrayList<>();
+    for (long pos = 0; pos < offset; ) {
+      batchStarts.add(pos);
+      maps.add(content.getInt((int) pos + BatchFormat.MAP_INDEX_OFFSET));
+      ids.add(content.getInt((int) pos + 12));
+      pos += BatchFormat.HEADER_SIZE + content.getInt((int) pos + BatchFormat.LENGTH_OFFSET);
+    }
+    assertThat(ids)
+        .containsExactlyInAnyOrderElementsOf(
+            java.util.stream.IntStream.range(0, 40)
+                .boxed()
+                .collect(java.util.stream.Collectors.toList()));
+    for (int m = 0; m < 3; m++) {
+      List<Integer> ofMap = new ArrayList<>();
+      for (int k = 0; k < ids.size(); k++) {
+        if (maps.get(k) == m) {
+          ofMap.add(ids.get(k));
+        }
+      }
+      assertThat(ofMap).isSorted().hasSize(m == 2 ? 14 : 13);
+    }
+    // segments were reordered: the file is not in push order, yet ranges are few pieces
+    assertThat(maps.get(0)).isNotEqualTo(2);
+    MapRunIndex index = MapRunIndex.read(file.path(), file.length());
+    ChunkExtents map1 = index.range(1, 2, 4096);
+    long map1Bytes = 0;
+    for (int k = 0; k < ids.size(); k++) {
+      if (maps.get(k) == 1) {
+        map1Bytes += BatchFormat.HEADER_SIZE + 100 + ids.get(k) * 37;
+      }
+    }
+    assertThat(map1.totalLength()).isEqualTo(map1Bytes);
+    for (int c = 0; c < map1.numChunks(); c++) {
+      for (int e = 0; e < map1.extentCount(c); e++) {
+        long start = map1.extentOffset(c, e);
+        long end = start + map1.extentLength(c, e);
+        for (long pos = start; pos < end; ) {
+          assertThat(content.getInt((int) pos + BatchFormat.MAP_INDEX_OFFSET)).isEqualTo(1);
+          pos += BatchFormat.HEADER_SIZE + content.getInt((int) pos + BatchFormat.LENGTH_OFFSET);
+        }
+      }
+    }
+
     List<Long> chunks = file.chunkOffsets();
     assertThat(chunks.get(0)).isZero();
     assertThat(chunks.get(chunks.size() - 1)).isEqualTo(offset);
@@ -104,12 +152,6 @@ class ReducePartitionSplitTest {
             .as("chunk %d could have taken the next batch", i)
             .isGreaterThan(4096);
       }
-    }
-    // batch headers are where they should be
-    ByteBuffer content = ByteBuffer.wrap(Files.readAllBytes(file.path()));
-    for (int i = 0; i < 40; i++) {
-      content.position(batchStarts.get(i).intValue() + 12); // the batch id
-      assertThat(content.getInt()).isEqualTo(i);
     }
     assertThat(split.commit().get()).isSameAs(file);
     assertThat(append(split, body(0, 99, 1))).isEqualTo(Status.STAGE_ENDED);
