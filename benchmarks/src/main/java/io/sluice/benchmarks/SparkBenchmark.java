@@ -439,7 +439,9 @@ final class SparkBenchmark {
       private final CpuMeter cpu = new CpuMeter();
       private final Map<String, String> settings;
 
-      /** @param settings more server settings ({@code --server-conf}) */
+      /**
+       * @param settings more server settings ({@code --server-conf})
+       */
       Servers(Map<String, String> settings) {
         this.settings = settings;
       }

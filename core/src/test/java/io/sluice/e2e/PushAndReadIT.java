@@ -8,6 +8,7 @@ import io.sluice.client.read.PartitionReader;
 import io.sluice.client.read.ShuffleBatch;
 import io.sluice.server.ShuffleServer;
 import io.sluice.testutil.Records;
+import io.sluice.testutil.SplitFileBytes;
 import io.sluice.testutil.TestCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -192,7 +193,9 @@ class PushAndReadIT {
               java.util.Comparator.comparing((List<Integer> k) -> k.get(0))
                   .thenComparing(k -> k.get(1)));
       for (Path file : dataFiles(tmp)) {
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(Files.readAllBytes(file));
+        byte[] bytes = Files.readAllBytes(file);
+        java.nio.ByteBuffer b =
+            java.nio.ByteBuffer.wrap(bytes, 0, SplitFileBytes.dataLength(bytes));
         while (b.hasRemaining()) {
           b.getInt(); // magic, version, flags
           int map = b.getInt();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.sluice.protocol.BatchFormat;
+import io.sluice.testutil.SplitFileBytes;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -102,9 +103,10 @@ class SparkCorruptedShuffleIT {
     byte[] bytes = Files.readAllBytes(file);
     ByteBuf b = Unpooled.wrappedBuffer(bytes);
     assertThat(BatchFormat.headerProblem(b, 0, bytes.length)).isNull();
+    int end = SplitFileBytes.dataLength(bytes);
     for (long sum : partialSums(partition)) {
       byte[] pattern = ByteBuffer.allocate(8).putLong(sum).array();
-      for (int at = BatchFormat.HEADER_SIZE; at + 8 <= bytes.length; at++) {
+      for (int at = BatchFormat.HEADER_SIZE; at + 8 <= end; at++) {
         if (java.util.Arrays.equals(bytes, at, at + 8, pattern, 0, 8)) {
           long flipped = at + 7;
           try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
@@ -137,16 +139,15 @@ class SparkCorruptedShuffleIT {
     byte[] bytes = Files.readAllBytes(file);
     ByteBuf b = Unpooled.wrappedBuffer(bytes);
     int last = 0;
-    for (int pos = 0;
-        pos < bytes.length;
-        pos += BatchFormat.HEADER_SIZE + BatchFormat.length(b, pos)) {
-      assertThat(BatchFormat.headerProblem(b, pos, bytes.length - pos)).isNull();
+    int end = SplitFileBytes.dataLength(bytes); // the map-run trailer follows
+    for (int pos = 0; pos < end; pos += BatchFormat.HEADER_SIZE + BatchFormat.length(b, pos)) {
+      assertThat(BatchFormat.headerProblem(b, pos, end - pos)).isNull();
       last = pos;
     }
     if (BatchFormat.length(b, last) <= 7) {
       return -1;
     }
-    long size = bytes.length - 7;
+    long size = end - 7;
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
       ch.truncate(size);
     }
