@@ -215,7 +215,7 @@ final class SparkBenchmark {
       all.put("repartition", SparkWorkloads.repartition(8, (int) (1_250_000 * s), 16));
       all.put("small-blocks", SparkWorkloads.smallBlocks(400, 2000, (int) (4_000 * s)));
       all.put("skew-join", SparkWorkloads.skewJoin((long) (2_000_000 * s), 200_000, 80));
-      all.put("local-reader", SparkWorkloads.localReader((long) (2_000_000 * s), 8));
+      all.put("local-reader", SparkWorkloads.localReader((long) (6_000_000 * s), 8));
       List<SparkWorkloads.Workload> chosen = new ArrayList<>();
       for (String name : options.workloads.split(",")) {
         SparkWorkloads.Workload w = all.get(name.trim());

@@ -27,6 +27,7 @@ import io.sluice.protocol.proto.Status;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -117,6 +118,11 @@ public final class MapOutputPusher implements Closeable {
   // while flush() pushes every partition's last batch (task thread only): merges the small ones
   private MergedPushes merging;
 
+  // the record a RecordStream is writing (task thread only): its partition, -1 when none, and
+  // where it starts in the partition's buffer
+  private int recordPartition = -1;
+  private int recordStart;
+
   public MapOutputPusher(
       ClientContext context,
       CoordinatorClient coordinator,
@@ -192,6 +198,87 @@ public final class MapOutputPusher implements Closeable {
     fill[partition] += len;
   }
 
+  /** A stream that writes whole records straight into their partition's buffer. */
+  public RecordStream recordStream() {
+    return new RecordStream(this);
+  }
+
+  /** {@link RecordStream}: a record of {@code partition} starts at the end of its buffer. */
+  void startRecord(int partition) throws IOException {
+    checkFailure();
+    if (recordPartition >= 0) {
+      throw new IllegalStateException(
+          "a record of " + describe(recordPartition) + " is still open; end it first");
+    }
+    recordPartition = partition;
+    recordStart = fill[partition];
+  }
+
+  /** {@link RecordStream}: appends bytes of the record in progress. */
+  void appendToRecord(int partition, byte[] bytes, int off, int len) throws IOException {
+    byte[] buffer = recordRoom(partition, len);
+    System.arraycopy(bytes, off, buffer, fill[partition], len);
+    fill[partition] += len;
+  }
+
+  /** {@link RecordStream}: appends a byte of the record in progress. */
+  void appendToRecord(int partition, int b) throws IOException {
+    byte[] buffer = recordRoom(partition, 1);
+    buffer[fill[partition]++] = (byte) b;
+  }
+
+  /** The partition's buffer with room for {@code len} more bytes of a record in progress. */
+  private byte[] recordRoom(int partition, int len) throws IOException {
+    byte[] buffer = buffers[partition];
+    long needed = (long) fill[partition] + len;
+    if (buffer != null && buffer.length >= needed) {
+      return buffer;
+    }
+    if (needed > batches.maxRawSize()) {
+      throw tooLarge(partition, (int) Math.min(Integer.MAX_VALUE, needed));
+    }
+    // past the buffer size a record in progress doubles it: O(its size) copies in all
+    int size = (int) Math.min(batches.maxRawSize(), Math.max(needed, 2L * fill[partition]));
+    byte[] grown =
+        needed <= bufferSize
+            ? grow(buffer, fill[partition], (int) needed)
+            : buffer == null ? new byte[size] : Arrays.copyOf(buffer, size);
+    buffers[partition] = grown;
+    return grown;
+  }
+
+  /**
+   * {@link RecordStream}: the open record is complete. Batches come out as {@link #write} makes
+   * them: the records before it go as one batch when it would take the buffer past the buffer size,
+   * and a record of at least the buffer size goes as a batch of its own.
+   *
+   * @return the record's length
+   */
+  int endRecord() throws IOException {
+    int partition = recordPartition;
+    int start = recordStart;
+    recordPartition = -1;
+    int len = fill[partition] - start;
+    if (fill[partition] <= bufferSize && len < bufferSize) {
+      return len;
+    }
+    byte[] buffer = buffers[partition];
+    if (start > 0) {
+      pushBatch(partition, buffer, 0, start);
+    }
+    if (len >= bufferSize) {
+      pushBatch(partition, buffer, start, len);
+      fill[partition] = 0;
+    } else {
+      System.arraycopy(buffer, start, buffer, 0, len);
+      fill[partition] = len;
+    }
+    if (buffer.length > bufferSize) {
+      buffers[partition] = fill[partition] == 0 ? null : Arrays.copyOf(buffer, bufferSize);
+    }
+    return len;
+  }
+
   /**
    * A partition buffer starts small and doubles up to {@code sluice.push.bufferSize}: with
    * thousands of partitions and little data in each, full-size buffers would cost a map task
@@ -205,6 +292,17 @@ public final class MapOutputPusher implements Closeable {
       System.arraycopy(buffer, 0, grown, 0, used);
     }
     return grown;
+  }
+
+  /** Pushes the whole records before the open one; the open record stays, at the start. */
+  private void flushBeforeOpenRecord() throws IOException {
+    int p = recordPartition;
+    if (recordStart > 0) {
+      pushBatch(p, buffers[p], 0, recordStart);
+      System.arraycopy(buffers[p], recordStart, buffers[p], 0, fill[p] - recordStart);
+      fill[p] -= recordStart;
+      recordStart = 0;
+    }
   }
 
   private void flushPartition(int partition) throws IOException {
@@ -605,6 +703,10 @@ public final class MapOutputPusher implements Closeable {
     try {
       for (int p = 0; p < buffers.length; p++) {
         checkFailure();
+        if (p == recordPartition) {
+          flushBeforeOpenRecord();
+          continue;
+        }
         flushPartition(p);
         buffers[p] = null;
       }

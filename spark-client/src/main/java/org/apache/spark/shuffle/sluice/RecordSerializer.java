@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.sluice;
 
 import io.sluice.client.push.MapOutputPusher;
+import io.sluice.client.push.RecordStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import org.apache.spark.serializer.SerializationStream;
@@ -51,27 +52,28 @@ abstract class RecordSerializer {
     }
   }
 
-  /** One stream for all records; each record's bytes go to the pusher on their own. */
+  /**
+   * One stream for all records, writing each record straight into its partition's buffer in the
+   * pusher ({@link RecordStream}): the serializer's bytes are copied once.
+   */
   private static final class Shared extends RecordSerializer {
-    private final MapOutputPusher pusher;
-    private final Bytes bytes = new Bytes(4096);
+    private final RecordStream records;
     private final SerializationStream stream;
     private long total;
 
     Shared(SerializerInstance instance, MapOutputPusher pusher) {
-      this.pusher = pusher;
-      this.stream = instance.serializeStream(bytes);
+      this.records = pusher.recordStream();
+      this.stream = instance.serializeStream(records);
     }
 
     @Override
     @SuppressWarnings("unchecked")
     void write(int partition, Object key, Object value) throws IOException {
+      records.startRecord(partition);
       stream.writeKey(key, OBJECT);
       stream.writeValue(value, OBJECT);
       stream.flush();
-      pusher.write(partition, bytes.array(), 0, bytes.size());
-      total += bytes.size();
-      bytes.reset();
+      total += records.endRecord();
     }
 
     @Override
