@@ -58,17 +58,18 @@ final class ReadVerifier {
   void check(ShuffleBatch batch) {
     int map = batch.mapIndex();
     int partition = batch.partitionId();
-    byte[] payload = batch.payload();
+    byte[] payload = batch.bytes(); // valid until the reader's next batch
+    int end = batch.length();
     if (map < 0 || map >= numMaps || partition < 0 || partition >= numPartitions) {
       error("a batch of map " + map + " in partition " + partition + ", which does not exist");
       return;
     }
     Cell cell = cells[partition * numMaps + map];
     int pos = 0;
-    while (pos < payload.length) {
+    while (pos < end) {
       String where = "map " + map + " partition " + partition + " at batch offset " + pos;
-      if (payload.length - pos < Records.HEADER_SIZE) {
-        error(where + ": a truncated record of " + (payload.length - pos) + " bytes");
+      if (end - pos < Records.HEADER_SIZE) {
+        error(where + ": a truncated record of " + (end - pos) + " bytes");
         return;
       }
       int recordMap = Records.getInt(payload, pos);
@@ -81,7 +82,7 @@ final class ReadVerifier {
       }
       if (length < Records.MIN_LENGTH
           || length > Records.MAX_LENGTH
-          || length > payload.length - pos
+          || length > end - pos
           || seq < 0) {
         error(where + ": record " + seq + " claims " + length + " bytes");
         return;

@@ -198,7 +198,7 @@ final class ShuffleRound {
           new PartitionReader(context, coordinator.appId(), shuffleId, committed, 0, pushers)) {
         for (ShuffleBatch batch = reader.next(); batch != null; batch = reader.next()) {
           verifier.check(batch);
-          bytes += batch.payload().length;
+          bytes += batch.length();
         }
       }
     }

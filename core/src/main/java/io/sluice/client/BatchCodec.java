@@ -50,11 +50,33 @@ public abstract class BatchCodec {
   public abstract int compress(byte[] src, int off, int len, ByteBuf out, int maxLength);
 
   /**
-   * Decompresses a payload.
+   * Decompresses a payload into an array of exactly its raw length.
    *
    * @throws IOException when the payload is corrupt
    */
-  public abstract byte[] decompress(ByteBuf payload) throws IOException;
+  public final byte[] decompress(ByteBuf payload) throws IOException {
+    return decompress(payload, null);
+  }
+
+  /**
+   * The number of bytes a payload decompresses to.
+   *
+   * @throws IOException when the payload is corrupt
+   */
+  public abstract int rawLength(ByteBuf payload) throws IOException;
+
+  /**
+   * Decompresses a payload into {@code into} when it holds {@link #rawLength} bytes, else into a
+   * new array of exactly that length; the raw bytes start at index 0 of the array returned.
+   *
+   * @throws IOException when the payload is corrupt
+   */
+  public abstract byte[] decompress(ByteBuf payload, byte[] into) throws IOException;
+
+  /** {@code into} when it holds {@code length} bytes, else a new array of that length. */
+  static byte[] room(byte[] into, int length) {
+    return into != null && into.length >= length ? into : new byte[length];
+  }
 
   private static final class None extends BatchCodec {
     @Override
@@ -72,9 +94,14 @@ public abstract class BatchCodec {
     }
 
     @Override
-    public byte[] decompress(ByteBuf payload) {
-      byte[] raw = new byte[payload.readableBytes()];
-      payload.getBytes(payload.readerIndex(), raw);
+    public int rawLength(ByteBuf payload) {
+      return payload.readableBytes();
+    }
+
+    @Override
+    public byte[] decompress(ByteBuf payload, byte[] into) {
+      byte[] raw = room(into, payload.readableBytes());
+      payload.getBytes(payload.readerIndex(), raw, 0, payload.readableBytes());
       return raw;
     }
 
@@ -118,7 +145,7 @@ public abstract class BatchCodec {
     }
 
     @Override
-    public byte[] decompress(ByteBuf payload) throws IOException {
+    public int rawLength(ByteBuf payload) throws IOException {
       if (payload.readableBytes() < 4) {
         throw new IOException("LZ4 payload of " + payload.readableBytes() + " bytes is truncated");
       }
@@ -131,7 +158,13 @@ public abstract class BatchCodec {
                 + BatchLimits.MAX_RAW_SIZE
                 + " bytes uncompressed)");
       }
-      byte[] raw = new byte[rawLength];
+      return rawLength;
+    }
+
+    @Override
+    public byte[] decompress(ByteBuf payload, byte[] into) throws IOException {
+      int rawLength = rawLength(payload);
+      byte[] raw = room(into, rawLength);
       ByteBuffer src = payload.nioBuffer(payload.readerIndex() + 4, payload.readableBytes() - 4);
       try {
         int read = decompressor.decompress(src, src.position(), ByteBuffer.wrap(raw), 0, rawLength);

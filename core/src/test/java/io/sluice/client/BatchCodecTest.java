@@ -27,6 +27,14 @@ class BatchCodecTest {
       assertThat(back).hasSize(raw.length - 10);
       assertThat(back[0]).isEqualTo(raw[10]);
       assertThat(back[back.length - 1]).isEqualTo(raw[raw.length - 1]);
+
+      // into a buffer that holds it: that buffer, the raw bytes first; into a small one: a new one
+      byte[] reused = new byte[raw.length + 50];
+      assertThat(codec.rawLength(out)).isEqualTo(raw.length - 10);
+      assertThat(codec.decompress(out, reused)).isSameAs(reused);
+      assertThat(java.util.Arrays.copyOf(reused, raw.length - 10)).isEqualTo(back);
+      byte[] small = new byte[10];
+      assertThat(codec.decompress(out, small)).isNotSameAs(small).isEqualTo(back);
       out.release();
     }
   }

@@ -237,4 +237,32 @@ class PushAndReadIT {
     }
     return m;
   }
+
+  @Test
+  void readersDecompressEveryBatchIntoOneReusedBuffer() throws Exception {
+    try (TestCluster cluster = TestCluster.start(tmp, 1, Map.of("sluice.push.bufferSize", "4k"))) {
+      cluster.coordinator().registerShuffle(9, 1, 1);
+      try (MapOutputPusher pusher = cluster.pusher(9, 0, 0)) {
+        for (int seq = 0; seq < 40; seq++) {
+          byte[] r = Records.record(0, 0, seq, 1000);
+          pusher.write(0, r, 0, r.length);
+        }
+        pusher.finish();
+      }
+      Records.Checker checker = new Records.Checker();
+      java.util.Set<byte[]> buffers =
+          java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+      int batches = 0;
+      try (PartitionReader reader = cluster.reader(9, 0, 1, 0, 1)) {
+        for (ShuffleBatch batch = reader.next(); batch != null; batch = reader.next()) {
+          checker.accept(batch.partitionId(), batch.payload());
+          buffers.add(batch.bytes());
+          batches++;
+        }
+      }
+      assertThat(checker.count(0, 0)).isEqualTo(40);
+      assertThat(batches).isGreaterThan(5);
+      assertThat(buffers).as("one decompression buffer for every batch of the read").hasSize(1);
+    }
+  }
 }

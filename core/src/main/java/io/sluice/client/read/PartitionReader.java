@@ -77,6 +77,15 @@ public final class PartitionReader implements Closeable {
   private final String appId;
   private final int shuffleId;
   private final BatchCodec codec;
+
+  /**
+   * Where batches are decompressed, reused from batch to batch (a {@link ShuffleBatch}'s bytes are
+   * valid until the next call to {@link #next}); a buffer past {@value #MAX_REUSED_BUFFER} bytes is
+   * dropped after its batch.
+   */
+  private byte[] raw = new byte[0];
+
+  static final int MAX_REUSED_BUFFER = 4 << 20;
   private final BatchFilter filter;
   // per (partition, epoch) to read, its copies in the order to try them (one, or two replicas)
   private final Deque<List<CommittedSplit>> splits = new ArrayDeque<>();
@@ -318,7 +327,12 @@ public final class PartitionReader implements Closeable {
     if (recordedMaps.get(mapIndex)) {
       countRecord(pos, mapIndex, attempt, batchId, length);
     }
-    return new ShuffleBatch(split.getPartitionId(), mapIndex, codec.decompress(payload));
+    int rawLength = codec.rawLength(payload);
+    if (raw.length > MAX_REUSED_BUFFER && rawLength <= MAX_REUSED_BUFFER) {
+      raw = new byte[0]; // a huge batch went by: do not hold its buffer for the rest of the read
+    }
+    raw = codec.decompress(payload, raw);
+    return new ShuffleBatch(split.getPartitionId(), mapIndex, raw, rawLength);
   }
 
   /**

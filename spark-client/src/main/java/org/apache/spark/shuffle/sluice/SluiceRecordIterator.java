@@ -115,10 +115,11 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
         reader = null;
         continue;
       }
-      metrics.incRemoteBytesRead(batch.payload().length);
+      metrics.incRemoteBytesRead(batch.length());
+      // the batch's bytes stay valid until reader.next(), called once these records are read
       records =
           serializer
-              .deserializeStream(new ByteArrayInputStream(batch.payload()))
+              .deserializeStream(new ByteArrayInputStream(batch.bytes(), 0, batch.length()))
               .asKeyValueIterator();
       return true;
     }
