@@ -11,10 +11,11 @@ import java.lang.management.ThreadInfo;
  * its Sluice coordinator). Server threads are recognised by name: the server's Netty event loops
  * ({@code sluice-server-*}; the coordinator's are {@code sluice-coordinator-*} and clients' {@code
  * sluice-client-*}, {@code sluice-push-client-*}...), its flushers, writebacks ({@code
- * sluice-writeback-*}), housekeeping, sorters (map-range reads), deleter, map-partition readers and
- * stream openers, state writer, and under TLS its chunk readers ({@code sluice-chunk-reader-*},
- * idle ones end after a minute). They live as long as the server, so differences of two snapshots
- * are exact for them; GC and JIT threads count only in the process figure.
+ * sluice-writeback-*}), housekeeping, sorters and map-run index readers (map-range reads), deleter,
+ * map-partition readers and stream openers, state writer, and under TLS its chunk readers ({@code
+ * sluice-chunk-reader-*}, idle ones end after a minute). They live as long as the server, so
+ * differences of two snapshots are exact for them; GC and JIT threads count only in the process
+ * figure.
  */
 final class CpuMeter {
   private static final String[] SERVER_THREAD_PREFIXES = {
@@ -24,6 +25,7 @@ final class CpuMeter {
     "sluice-housekeeping",
     "sluice-chunk-reader",
     "sluice-sorter",
+    "sluice-range-index",
     "sluice-deleter",
     "sluice-map-reader-",
     "sluice-map-stream-open",
