@@ -1,13 +1,13 @@
 package org.apache.spark.shuffle.sluice;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.mockito.ArgumentMatchers.any;
-import static org.mockito.ArgumentMatchers.anyInt;
-import static org.mockito.Mockito.doAnswer;
-import static org.mockito.Mockito.mock;
 
 import io.sluice.client.push.MapOutputPusher;
+import io.sluice.client.read.PartitionReader;
+import io.sluice.client.read.ShuffleBatch;
+import io.sluice.testutil.TestCluster;
 import java.io.ByteArrayInputStream;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -17,35 +17,26 @@ import org.apache.spark.serializer.JavaSerializer;
 import org.apache.spark.serializer.KryoSerializer;
 import org.apache.spark.serializer.Serializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import scala.Tuple2;
 import scala.collection.Iterator;
 
-/** Every write the writer hands the pusher must decode on its own (a batch is any run of them). */
+/**
+ * Records serialized by a map task, pushed to a real server and read back: every batch decodes on
+ * its own (a batch is a run of whole records, in the order written), and the bytes counted as
+ * serialized are the bytes read.
+ */
 class RecordSerializerTest {
   private static final int BUFFER = 1024;
+  private static final int PARTITIONS = 3;
 
-  /** Pusher writes per partition, captured. */
-  private static Map<Integer, List<byte[]>> capture(MapOutputPusher pusher) throws Exception {
-    Map<Integer, List<byte[]>> writes = new HashMap<>();
-    doAnswer(
-            inv -> {
-              byte[] src = inv.getArgument(1);
-              int off = inv.getArgument(2);
-              int len = inv.getArgument(3);
-              byte[] copy = java.util.Arrays.copyOfRange(src, off, off + len);
-              writes.computeIfAbsent(inv.getArgument(0), p -> new ArrayList<>()).add(copy);
-              return null;
-            })
-        .when(pusher)
-        .write(anyInt(), any(byte[].class), anyInt(), anyInt());
-    return writes;
-  }
+  @TempDir Path tmp;
 
-  private static List<String> decode(Serializer serializer, byte[] bytes) {
+  private static List<String> decode(Serializer serializer, byte[] bytes, int length) {
     Iterator<Tuple2<Object, Object>> it =
         serializer
             .newInstance()
-            .deserializeStream(new ByteArrayInputStream(bytes))
+            .deserializeStream(new ByteArrayInputStream(bytes, 0, length))
             .asKeyValueIterator();
     List<String> out = new ArrayList<>();
     while (it.hasNext()) {
@@ -55,45 +46,61 @@ class RecordSerializerTest {
     return out;
   }
 
-  private static void roundTrip(Serializer serializer, boolean eachWriteIsOneRecord)
-      throws Exception {
-    MapOutputPusher pusher = mock(MapOutputPusher.class);
-    Map<Integer, List<byte[]>> writes = capture(pusher);
-    RecordSerializer records = RecordSerializer.create(serializer, pusher, BUFFER, 3);
-    Map<Integer, List<String>> expected = new HashMap<>();
-    for (int i = 0; i < 500; i++) {
-      int p = i % 3;
-      String value = "value-" + i + "-" + "x".repeat(i % 40);
-      records.write(p, i, value);
-      expected.computeIfAbsent(p, k -> new ArrayList<>()).add(i + "=" + value);
-    }
-    records.flushToPusher();
-    for (int p = 0; p < 3; p++) {
-      List<String> decoded = new ArrayList<>();
-      for (byte[] w : writes.get(p)) {
-        List<String> one = decode(serializer, w);
-        if (eachWriteIsOneRecord) {
-          assertThat(one).hasSize(1);
+  /** Writes 500 records, some past the buffer size; returns the largest batch read. */
+  private int roundTrip(Serializer serializer) throws Exception {
+    Map<String, String> conf = Map.of("sluice.push.bufferSize", "" + BUFFER);
+    try (TestCluster cluster = TestCluster.start(tmp, 1, conf)) {
+      cluster.coordinator().registerShuffle(0, 1, PARTITIONS);
+      Map<Integer, List<String>> expected = new HashMap<>();
+      long serialized;
+      try (MapOutputPusher pusher = cluster.pusher(0, 0, 0)) {
+        RecordSerializer records = RecordSerializer.create(serializer, pusher, BUFFER, PARTITIONS);
+        for (int i = 0; i < 500; i++) {
+          int p = i % PARTITIONS;
+          String value = "value-" + i + "-" + "x".repeat(i % 97 == 3 ? 3000 : i % 40);
+          records.write(p, i, value);
+          expected.computeIfAbsent(p, k -> new ArrayList<>()).add(i + "=" + value);
         }
-        decoded.addAll(one);
+        records.flushToPusher();
+        pusher.finish();
+        serialized = records.bytesSerialized();
       }
-      assertThat(decoded).isEqualTo(expected.get(p));
+      Map<Integer, List<String>> decoded = new HashMap<>();
+      long read = 0;
+      int largest = 0;
+      try (PartitionReader reader = cluster.reader(0, 0, PARTITIONS, 0, 1)) {
+        for (ShuffleBatch b = reader.next(); b != null; b = reader.next()) {
+          List<String> batch = decode(serializer, b.bytes(), b.length());
+          // a batch holds records in the order they were written
+          List<Integer> ids = new ArrayList<>();
+          batch.forEach(r -> ids.add(Integer.parseInt(r.substring(0, r.indexOf('=')))));
+          assertThat(ids).isSorted();
+          decoded.computeIfAbsent(b.partitionId(), k -> new ArrayList<>()).addAll(batch);
+          read += b.length();
+          largest = Math.max(largest, b.length());
+        }
+      }
+      // batches of one map may arrive in another order than pushed (each is acknowledged alone)
+      for (int p = 0; p < PARTITIONS; p++) {
+        assertThat(decoded.get(p)).containsExactlyInAnyOrderElementsOf(expected.get(p));
+      }
+      assertThat(serialized).isEqualTo(read);
+      return largest;
     }
-    assertThat(records.bytesSerialized())
-        .isEqualTo(writes.values().stream().flatMap(List::stream).mapToLong(b -> b.length).sum());
   }
 
   @Test
-  void relocatableSerializerHandsOverOneRecordAtATime() throws Exception {
+  void relocatableSerializerWritesWholeRecordsIntoThePushBuffers() throws Exception {
     KryoSerializer kryo = new KryoSerializer(new SparkConf(false));
     assertThat(kryo.supportsRelocationOfSerializedObjects()).isTrue();
-    roundTrip(kryo, true);
+    // records packed up to the buffer size; a record past it travels alone
+    assertThat(roundTrip(kryo)).isGreaterThan(3000).isLessThan(3000 + BUFFER);
   }
 
   @Test
   void otherSerializersHandOverWholeStreamsOfAboutABufferEach() throws Exception {
     JavaSerializer java = new JavaSerializer(new SparkConf(false));
     assertThat(java.supportsRelocationOfSerializedObjects()).isFalse();
-    roundTrip(java, false);
+    assertThat(roundTrip(java)).isGreaterThan(3000);
   }
 }
