@@ -102,7 +102,7 @@ public final class MapOutputPusher implements Closeable {
    */
   private final RecordTally acknowledged = new RecordTally();
 
-  private IOException failure;
+  private volatile IOException failure;
   private long lastProgressNanos = System.nanoTime();
   private final Set<ServerAddress> serversWritten = new HashSet<>();
   private final Map<ServerAddress, TransportClient> connections = new ConcurrentHashMap<>();
@@ -231,6 +231,12 @@ public final class MapOutputPusher implements Closeable {
   private byte[] recordRoom(int partition, int len) throws IOException {
     byte[] buffer = buffers[partition];
     long needed = (long) fill[partition] + len;
+    if (needed > bufferSize && recordStart > 0) {
+      // the records before this one make a batch now, as write() does: no growing, no copying
+      flushBeforeOpenRecord();
+      buffer = buffers[partition];
+      needed = (long) fill[partition] + len;
+    }
     if (buffer != null && buffer.length >= needed) {
       return buffer;
     }
@@ -248,9 +254,9 @@ public final class MapOutputPusher implements Closeable {
   }
 
   /**
-   * {@link RecordStream}: the open record is complete. Batches come out as {@link #write} makes
-   * them: the records before it go as one batch when it would take the buffer past the buffer size,
-   * and a record of at least the buffer size goes as a batch of its own.
+   * {@link RecordStream}: the open record is complete; one of at least the buffer size goes as a
+   * batch of its own, as {@link #write} sends it (the records before it went when it outgrew the
+   * buffer, see {@link #recordRoom}).
    *
    * @return the record's length
    */
@@ -259,22 +265,16 @@ public final class MapOutputPusher implements Closeable {
     int start = recordStart;
     recordPartition = -1;
     int len = fill[partition] - start;
-    if (fill[partition] <= bufferSize && len < bufferSize) {
-      return len;
-    }
-    byte[] buffer = buffers[partition];
-    if (start > 0) {
-      pushBatch(partition, buffer, 0, start);
-    }
     if (len >= bufferSize) {
+      byte[] buffer = buffers[partition];
+      if (start > 0) {
+        pushBatch(partition, buffer, 0, start);
+      }
       pushBatch(partition, buffer, start, len);
       fill[partition] = 0;
-    } else {
-      System.arraycopy(buffer, start, buffer, 0, len);
-      fill[partition] = len;
-    }
-    if (buffer.length > bufferSize) {
-      buffers[partition] = fill[partition] == 0 ? null : Arrays.copyOf(buffer, bufferSize);
+      if (buffer.length > bufferSize) {
+        buffers[partition] = null;
+      }
     }
     return len;
   }
@@ -683,11 +683,11 @@ public final class MapOutputPusher implements Closeable {
     }
   }
 
+  /** Per record on the task thread: a volatile read, no lock (failures are set under the lock). */
   private void checkFailure() throws IOException {
-    synchronized (lock) {
-      if (failure != null) {
-        throw new IOException(failure.getMessage(), failure);
-      }
+    IOException f = failure;
+    if (f != null) {
+      throw new IOException(f.getMessage(), f);
     }
   }
 
