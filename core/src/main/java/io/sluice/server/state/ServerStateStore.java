@@ -122,11 +122,7 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
     } catch (RocksDBException e) {
       options.close();
       throw new IOException(
-          "Cannot open the state store in "
-              + dir
-              + " (is another Sluice server using it?): "
-              + e.getMessage(),
-          e);
+          "Cannot open the state store in " + dir + " (" + hint(e) + "): " + e.getMessage(), e);
     }
     try {
       checkFormat(db, dir);
@@ -136,6 +132,17 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
       throw e;
     }
     return new ServerStateStore(dir, options, db, syncCommits, new StateMetrics(registry));
+  }
+
+  /** What to do about a store RocksDB cannot open: in use, or unreadable. */
+  private static String hint(RocksDBException e) {
+    String message = String.valueOf(e.getMessage());
+    if (message.contains("LOCK") || message.contains("lock")) {
+      return "is another Sluice server using it?";
+    }
+    return "it is damaged, or was written by a newer RocksDB than this server's: to start with an"
+        + " empty store, stop the server and move the directory away; the splits it recorded are"
+        + " then not served again";
   }
 
   private static void checkFormat(RocksDB db, Path dir) throws IOException {

@@ -10,6 +10,7 @@ import io.sluice.server.storage.CommittedSplitFile;
 import io.sluice.server.storage.ShuffleShape;
 import io.sluice.server.storage.SplitKey;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.List;
@@ -151,6 +152,19 @@ class ServerStateStoreTest {
           .hasMessageContaining("another Sluice server");
       assertThat(first.load().isEmpty()).isTrue();
     }
+  }
+
+  @Test
+  void aStoreRocksDbCannotReadSaysSoAndHowToStartFresh() throws Exception {
+    Path dir = tmp.resolve("state");
+    ServerStateStore.open(dir, false, new MetricRegistry()).close();
+    Files.writeString(dir.resolve("CURRENT"), "MANIFEST-999999"); // no newline, no such manifest
+
+    assertThatThrownBy(() -> ServerStateStore.open(dir, false, new MetricRegistry()))
+        .hasMessageContaining(dir.toString())
+        .hasMessageContaining("damaged, or was written by a newer RocksDB")
+        .hasMessageContaining("move the directory away")
+        .hasMessageNotContaining("another Sluice server");
   }
 
   @Test
