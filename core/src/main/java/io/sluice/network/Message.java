@@ -4,7 +4,6 @@ import com.google.protobuf.MessageLite;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.FileRegion;
 import io.netty.util.ReferenceCountUtil;
-import java.util.List;
 import java.util.Objects;
 
 /**
@@ -62,22 +61,17 @@ public final class Message {
     return new Message(type, header, requestId, Objects.requireNonNull(body, "body"));
   }
 
-  /** Takes ownership of {@code body}; the region's bytes go out with zero copy (sendfile). */
-  public static Message withFileBody(
-      byte type, MessageLite header, long requestId, FileRegion body) {
-    return new Message(type, header, requestId, Objects.requireNonNull(body, "body"));
-  }
-
   /**
    * Takes ownership of {@code regions}, which go out one after another as one body, each with zero
    * copy (sendfile).
    */
   public static Message withFileBody(
-      byte type, MessageLite header, long requestId, List<FileRegion> regions) {
-    if (regions.size() == 1) {
-      return withFileBody(type, header, requestId, regions.get(0));
+      byte type, MessageLite header, long requestId, FileRegion... regions) {
+    if (regions.length == 0) {
+      throw new IllegalArgumentException("a file body needs at least one region");
     }
-    return new Message(type, header, requestId, regions.toArray(new FileRegion[0]));
+    Object body = regions.length == 1 ? Objects.requireNonNull(regions[0], "body") : regions;
+    return new Message(type, header, requestId, body);
   }
 
   public byte type() {

@@ -47,7 +47,6 @@ import io.sluice.server.storage.CommittedSplitFile;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
 import io.sluice.server.storage.ShuffleShape;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -483,11 +482,11 @@ final class ServerRequestHandler implements RequestHandler {
       readChunk(channel, ok, file, chunk);
       return null;
     }
-    List<FileRegion> regions = new ArrayList<>(chunks.extentCount(chunk));
-    for (int k = 0; k < chunks.extentCount(chunk); k++) {
-      regions.add(
+    FileRegion[] regions = new FileRegion[chunks.extentCount(chunk)];
+    for (int k = 0; k < regions.length; k++) {
+      regions[k] =
           new DefaultFileRegion(
-              file.path().toFile(), chunks.extentOffset(chunk, k), chunks.extentLength(chunk, k)));
+              file.path().toFile(), chunks.extentOffset(chunk, k), chunks.extentLength(chunk, k));
     }
     return Message.withFileBody(MessageType.RESPONSE.id(), ok, h.getRequestId(), regions);
   }

@@ -181,21 +181,15 @@ public final class MapOutputPusher implements Closeable {
    *     of {@code sluice.network.maxFrameSize} once compressed; or when an earlier push failed
    */
   public void write(int partition, byte[] bytes, int off, int len) throws IOException {
-    checkFailure();
-    if (len > bufferSize - fill[partition]) {
-      flushPartition(partition);
-    }
     if (len >= bufferSize) {
-      pushBatch(partition, bytes, off, len);
+      checkFailure();
+      flushPartition(partition);
+      pushBatch(partition, bytes, off, len); // a batch of its own, from the caller's array
       return;
     }
-    byte[] buffer = buffers[partition];
-    if (buffer == null || buffer.length - fill[partition] < len) {
-      buffer = grow(buffer, fill[partition], fill[partition] + len);
-      buffers[partition] = buffer;
-    }
-    System.arraycopy(bytes, off, buffer, fill[partition], len);
-    fill[partition] += len;
+    startRecord(partition);
+    appendToRecord(bytes, off, len);
+    endRecord();
   }
 
   /** A stream that writes whole records straight into their partition's buffer. */
@@ -215,20 +209,21 @@ public final class MapOutputPusher implements Closeable {
   }
 
   /** {@link RecordStream}: appends bytes of the record in progress. */
-  void appendToRecord(int partition, byte[] bytes, int off, int len) throws IOException {
-    byte[] buffer = recordRoom(partition, len);
-    System.arraycopy(bytes, off, buffer, fill[partition], len);
-    fill[partition] += len;
+  void appendToRecord(byte[] bytes, int off, int len) throws IOException {
+    byte[] buffer = recordRoom(len);
+    System.arraycopy(bytes, off, buffer, fill[recordPartition], len);
+    fill[recordPartition] += len;
   }
 
   /** {@link RecordStream}: appends a byte of the record in progress. */
-  void appendToRecord(int partition, int b) throws IOException {
-    byte[] buffer = recordRoom(partition, 1);
-    buffer[fill[partition]++] = (byte) b;
+  void appendToRecord(int b) throws IOException {
+    byte[] buffer = recordRoom(1);
+    buffer[fill[recordPartition]++] = (byte) b;
   }
 
-  /** The partition's buffer with room for {@code len} more bytes of a record in progress. */
-  private byte[] recordRoom(int partition, int len) throws IOException {
+  /** The open record's partition buffer with room for {@code len} more bytes. */
+  private byte[] recordRoom(int len) throws IOException {
+    int partition = openRecord();
     byte[] buffer = buffers[partition];
     long needed = (long) fill[partition] + len;
     if (needed > bufferSize && recordStart > 0) {
@@ -255,28 +250,31 @@ public final class MapOutputPusher implements Closeable {
 
   /**
    * {@link RecordStream}: the open record is complete; one of at least the buffer size goes as a
-   * batch of its own, as {@link #write} sends it (the records before it went when it outgrew the
-   * buffer, see {@link #recordRoom}).
+   * batch of its own (the records before it went when it outgrew the buffer, see {@link
+   * #recordRoom}, so it starts the buffer).
    *
    * @return the record's length
    */
   int endRecord() throws IOException {
-    int partition = recordPartition;
-    int start = recordStart;
+    int partition = openRecord();
     recordPartition = -1;
-    int len = fill[partition] - start;
+    int len = fill[partition] - recordStart;
     if (len >= bufferSize) {
-      byte[] buffer = buffers[partition];
-      if (start > 0) {
-        pushBatch(partition, buffer, 0, start);
-      }
-      pushBatch(partition, buffer, start, len);
+      pushBatch(partition, buffers[partition], 0, len);
       fill[partition] = 0;
-      if (buffer.length > bufferSize) {
+      if (buffers[partition].length > bufferSize) {
         buffers[partition] = null;
       }
     }
     return len;
+  }
+
+  private int openRecord() {
+    if (recordPartition < 0) {
+      throw new IllegalStateException(
+          "bytes written outside a record: call startRecord(partition) first");
+    }
+    return recordPartition;
   }
 
   /**

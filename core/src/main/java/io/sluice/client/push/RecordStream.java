@@ -9,11 +9,11 @@ import java.io.OutputStream;
  * where they will be compressed from, so a serializer that flushes after each record copies it once
  * on its way to a batch (writing to a byte stream and then {@link MapOutputPusher#write} copies it
  * twice). A record is never split across batches; a {@link MapOutputPusher#flush} while a record is
- * open pushes the records before it and keeps it. Not thread safe; the pusher's task thread only.
+ * open pushes the records before it and keeps it. The pusher holds the open record; this stream
+ * only forwards to it. Not thread safe; the pusher's task thread only.
  */
 public final class RecordStream extends OutputStream {
   private final MapOutputPusher pusher;
-  private int partition = -1;
 
   RecordStream(MapOutputPusher pusher) {
     this.pusher = pusher;
@@ -22,7 +22,6 @@ public final class RecordStream extends OutputStream {
   /** The bytes written from now until {@link #endRecord} are one record of {@code partition}. */
   public void startRecord(int partition) throws IOException {
     pusher.startRecord(partition);
-    this.partition = partition;
   }
 
   /**
@@ -31,29 +30,19 @@ public final class RecordStream extends OutputStream {
    * @return the record's length in bytes
    */
   public int endRecord() throws IOException {
-    open();
-    partition = -1;
     return pusher.endRecord();
   }
 
   @Override
   public void write(int b) throws IOException {
-    pusher.appendToRecord(open(), b);
+    pusher.appendToRecord(b);
   }
 
   @Override
   public void write(byte[] b, int off, int len) throws IOException {
     if (len > 0) {
-      pusher.appendToRecord(open(), b, off, len);
+      pusher.appendToRecord(b, off, len);
     }
-  }
-
-  private int open() {
-    if (partition < 0) {
-      throw new IllegalStateException(
-          "bytes written outside a record: call startRecord(partition) first");
-    }
-    return partition;
   }
 
   /** Nothing to flush: a record's bytes are in its partition's buffer as soon as written. */

@@ -64,22 +64,14 @@ public final class ChunkReader implements Closeable {
     ByteBuf buf = alloc.directBuffer(length, length);
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
       for (int k = 0; k < chunks.extentCount(chunk); k++) {
-        long offset = chunks.extentOffset(chunk, k);
-        long end = buf.writerIndex() + chunks.extentLength(chunk, k);
-        long start = buf.writerIndex();
-        while (buf.writerIndex() < end) {
-          int n =
-              buf.writeBytes(
-                  channel, offset + buf.writerIndex() - start, (int) (end - buf.writerIndex()));
+        long pos = chunks.extentOffset(chunk, k);
+        long end = pos + chunks.extentLength(chunk, k);
+        while (pos < end) {
+          int n = buf.writeBytes(channel, pos, (int) (end - pos));
           if (n < 0) {
-            throw new EOFException(
-                file
-                    + " ends before byte "
-                    + (offset + end - start)
-                    + " of chunk "
-                    + chunk
-                    + " of its stream");
+            throw new EOFException(file + " ends before byte " + end + " of chunk " + chunk);
           }
+          pos += n;
         }
       }
     } catch (IOException | RuntimeException e) {

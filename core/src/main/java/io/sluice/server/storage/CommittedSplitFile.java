@@ -12,28 +12,21 @@ public final class CommittedSplitFile {
   private final SplitKey key;
   private final Path path;
   private final long length;
-  private final List<Long> chunkOffsets;
   private final ChunkExtents chunks;
   private final MapIndexSet mapIndexes;
   private final AtomicBoolean damageCounted = new AtomicBoolean();
 
   CommittedSplitFile(
       SplitKey key, Path path, long length, List<Long> chunkOffsets, MapIndexSet mapIndexes) {
-    this(key, path, length, List.copyOf(chunkOffsets), null, mapIndexes);
+    this(key, path, length, ChunkExtents.contiguous(chunkOffsets), mapIndexes);
   }
 
   private CommittedSplitFile(
-      SplitKey key,
-      Path path,
-      long length,
-      List<Long> chunkOffsets,
-      ChunkExtents chunks,
-      MapIndexSet mapIndexes) {
+      SplitKey key, Path path, long length, ChunkExtents chunks, MapIndexSet mapIndexes) {
     this.key = key;
     this.path = path;
     this.length = length;
-    this.chunks = chunks != null ? chunks : ChunkExtents.contiguous(chunkOffsets);
-    this.chunkOffsets = chunks != null ? this.chunks.handleOffsets() : chunkOffsets;
+    this.chunks = chunks;
     this.mapIndexes = mapIndexes.copy();
   }
 
@@ -42,7 +35,7 @@ public final class CommittedSplitFile {
    * a map-range read, see {@code io.sluice.server.sort}; the map set is the split's.
    */
   public static CommittedSplitFile view(CommittedSplitFile split, Path path, ChunkExtents chunks) {
-    return new CommittedSplitFile(split.key, path, split.length, null, chunks, split.mapIndexes);
+    return new CommittedSplitFile(split.key, path, split.length, chunks, split.mapIndexes);
   }
 
   public SplitKey key() {
@@ -70,7 +63,7 @@ public final class CommittedSplitFile {
    * each chunk starts (see {@link ChunkExtents#handleOffsets}).
    */
   public List<Long> chunkOffsets() {
-    return chunkOffsets;
+    return chunks.handleOffsets();
   }
 
   /** The byte ranges of the file each chunk is read from. */

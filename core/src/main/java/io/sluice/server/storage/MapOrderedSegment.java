@@ -16,13 +16,15 @@ import java.util.List;
  */
 final class MapOrderedSegment {
   private final ByteBuffer[] buffers;
-  private final int[] mapIndexes;
-  private final int[] lengths;
+  private final int[] mapIndexes; // in accepted order
+  private final int[] lengths; // in accepted order
+  private final int[] order; // k-th batch written = order[k]-th accepted
 
-  private MapOrderedSegment(ByteBuffer[] buffers, int[] mapIndexes, int[] lengths) {
+  private MapOrderedSegment(ByteBuffer[] buffers, int[] mapIndexes, int[] lengths, int[] order) {
     this.buffers = buffers;
     this.mapIndexes = mapIndexes;
     this.lengths = lengths;
+    this.order = order;
   }
 
   /** Orders the batches of well-formed bodies (the intake checked them). */
@@ -66,15 +68,11 @@ final class MapOrderedSegment {
       }
     }
     List<ByteBuffer> out = new ArrayList<>();
-    int[] orderedMaps = new int[n];
-    int[] orderedLengths = new int[n];
     int runBody = -1;
     int runStart = 0;
     int runEnd = 0;
     for (int k = 0; k < n; k++) {
       int j = order[k];
-      orderedMaps[k] = maps[j];
-      orderedLengths[k] = lengths[j];
       if (bodyOf[j] == runBody && posOf[j] == runEnd) {
         runEnd += lengths[j];
         continue;
@@ -89,7 +87,7 @@ final class MapOrderedSegment {
     if (runBody >= 0) {
       out.add(bodies.get(runBody).nioBuffer(runStart, runEnd - runStart));
     }
-    return new MapOrderedSegment(out.toArray(new ByteBuffer[0]), orderedMaps, orderedLengths);
+    return new MapOrderedSegment(out.toArray(new ByteBuffer[0]), maps, lengths, order);
   }
 
   /** What to write, in order. */
@@ -98,16 +96,16 @@ final class MapOrderedSegment {
   }
 
   int batchCount() {
-    return mapIndexes.length;
+    return order.length;
   }
 
   /** Map index of the k-th batch written. */
   int mapIndex(int k) {
-    return mapIndexes[k];
+    return mapIndexes[order[k]];
   }
 
   /** Bytes of the k-th batch written, header included. */
   int length(int k) {
-    return lengths[k];
+    return lengths[order[k]];
   }
 }

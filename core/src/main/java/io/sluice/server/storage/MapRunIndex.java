@@ -37,12 +37,10 @@ public final class MapRunIndex {
   static final int RUN_SIZE = 8;
   static final int FOOTER_SIZE = 24;
 
-  private final long dataLength;
   private final int[] mapIndexes;
   private final int[] lengths;
 
-  MapRunIndex(long dataLength, int[] mapIndexes, int[] lengths) {
-    this.dataLength = dataLength;
+  MapRunIndex(int[] mapIndexes, int[] lengths) {
     this.mapIndexes = mapIndexes;
     this.lengths = lengths;
   }
@@ -154,7 +152,7 @@ public final class MapRunIndex {
         throw new IOException(
             file + ": the map runs cover " + total + " bytes, the data is " + dataLength);
       }
-      return new MapRunIndex(dataLength, maps, lengths);
+      return new MapRunIndex(maps, lengths);
     }
   }
 
@@ -198,9 +196,5 @@ public final class MapRunIndex {
     CRC32C crc = new CRC32C();
     crc.update(bytes, 0, length);
     return (int) crc.getValue();
-  }
-
-  long dataLength() {
-    return dataLength;
   }
 }

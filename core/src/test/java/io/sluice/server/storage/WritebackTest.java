@@ -95,23 +95,15 @@ class WritebackTest {
 
   /** A hook that waits, once entered, until the test lets it go. */
   private CountDownLatch holdWritebacks(DataDirectory d, CountDownLatch entered) {
-    CountDownLatch release = new CountDownLatch(1);
-    releases.add(release);
-    d.writeback()
-        .beforeForce(
-            file -> {
-              entered.countDown();
-              try {
-                release.await();
-              } catch (InterruptedException e) {
-                throw new IOException(e);
-              }
-            });
-    return release;
+    return hookWritebacks(d, entered, false);
   }
 
   /** A hook that, once entered, waits until the test lets it go, then fails the writeback. */
   private CountDownLatch failWritebacks(DataDirectory d, CountDownLatch entered) {
+    return hookWritebacks(d, entered, true);
+  }
+
+  private CountDownLatch hookWritebacks(DataDirectory d, CountDownLatch entered, boolean fail) {
     CountDownLatch release = new CountDownLatch(1);
     releases.add(release);
     d.writeback()
@@ -122,8 +114,13 @@ class WritebackTest {
                 release.await();
               } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                if (!fail) {
+                  throw new IOException(e);
+                }
               }
-              throw new IOException("injected: Input/output error");
+              if (fail) {
+                throw new IOException("injected: Input/output error");
+              }
             });
     return release;
   }
