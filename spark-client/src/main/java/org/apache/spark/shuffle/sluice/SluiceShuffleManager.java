@@ -5,6 +5,8 @@ import io.sluice.common.SluiceConf;
 import io.sluice.protocol.proto.ServerAddress;
 import java.io.IOException;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
@@ -34,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * <p>It extends {@link SortShuffleManager} for one reason: Spark SQL copies every row before a
  * shuffle unless the manager is a SortShuffleManager, to protect writers that buffer row objects.
  * This writer serializes each record before it takes the next one, so the copy would be pure cost.
- * Every shuffle method is overridden; nothing of the local-disk shuffle runs.
+ * Every shuffle method is overridden; nothing of the local-disk shuffle runs, except for shuffles
+ * that fall back to it ({@link ShuffleFallback}), whose handles are Spark's own.
  */
 public class SluiceShuffleManager extends SortShuffleManager {
   private static final Logger LOG = LoggerFactory.getLogger(SluiceShuffleManager.class);
@@ -43,6 +46,11 @@ public class SluiceShuffleManager extends SortShuffleManager {
   private final boolean isDriver;
   private final SluiceConf sluiceConf;
   private final SluiceClients clients;
+  private final ShuffleFallback fallback;
+
+  /** Shuffles registered on the built-in sort shuffle (driver only). */
+  private final Set<Integer> builtIn = ConcurrentHashMap.newKeySet();
+
   private ShuffleCoordinator coordinator; // driver only; guarded by this
 
   public SluiceShuffleManager(SparkConf conf, boolean isDriver) {
@@ -52,23 +60,34 @@ public class SluiceShuffleManager extends SortShuffleManager {
     this.isDriver = isDriver;
     this.sluiceConf = SparkSluiceConf.toSluiceConf(conf, isDriver);
     this.clients = new SluiceClients(sluiceConf);
+    this.fallback = ShuffleFallback.fromConf(conf);
   }
 
   @Override
   public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dep) {
     int numMaps = dep.rdd().getNumPartitions();
     int numPartitions = dep.partitioner().numPartitions();
-    ShuffleCoordinator c = coordinator();
+    String reason = fallback.reasonBeforeRegistering(numPartitions);
+    if (reason != null) {
+      return builtIn(shuffleId, dep, reason);
+    }
+    ShuffleCoordinator c;
     try {
+      c = coordinator();
       c.registerShuffle(shuffleId, numMaps, numPartitions);
     } catch (IOException e) {
+      if (fallback.whenNoServerTakesIt()) {
+        return builtIn(shuffleId, dep, e.getMessage());
+      }
       throw Sneaky.raise(
           new SparkException(
               "Cannot register shuffle "
                   + shuffleId
                   + " of app "
-                  + c.appId()
-                  + " with Sluice: "
+                  + conf.getAppId()
+                  + " with Sluice ("
+                  + ShuffleFallback.POLICY
+                  + "=never): "
                   + e.getMessage(),
               e));
     }
@@ -76,17 +95,41 @@ public class SluiceShuffleManager extends SortShuffleManager {
         shuffleId, dep, c.appId(), SparkSluiceConf.driverHost(conf), c.port(), numMaps);
   }
 
-  /** The application's coordinator, started with the first shuffle. */
-  private synchronized ShuffleCoordinator coordinator() {
+  /** Registers {@code shuffleId} with Spark's built-in sort shuffle, saying why. */
+  private <K, V, C> ShuffleHandle builtIn(
+      int shuffleId, ShuffleDependency<K, V, C> dep, String reason) {
+    LOG.warn(
+        "Shuffle {} of app {} runs on Spark's built-in sort shuffle, not Sluice: {}. Its map"
+            + " output stays on the executors.",
+        shuffleId,
+        conf.getAppId(),
+        reason);
+    builtIn.add(shuffleId);
+    return super.registerShuffle(shuffleId, dep);
+  }
+
+  /**
+   * The application's coordinator, started with the first shuffle Sluice takes.
+   *
+   * @throws IOException when no server is configured or found, or the coordinator cannot start
+   */
+  private synchronized ShuffleCoordinator coordinator() throws IOException {
     if (!isDriver) {
       throw new IllegalStateException("shuffles are registered on the driver only");
     }
     if (coordinator == null) {
       DriverAttempt attempt = DriverAttempt.current(conf.getAppId());
       String appId = attempt.appId();
+      ServerDiscovery discovery = ServerDiscovery.fromConf(conf);
+      List<ServerAddress> servers = discovery.servers(conf);
+      if (servers.isEmpty()) {
+        throw new IOException(
+            "no Sluice server is configured or found: set "
+                + SparkSluiceConf.SERVERS
+                + " or "
+                + SparkSluiceConf.SERVER_DISCOVERY);
+      }
       try {
-        ServerDiscovery discovery = ServerDiscovery.fromConf(conf);
-        List<ServerAddress> servers = discovery.servers(conf);
         coordinator =
             new ShuffleCoordinator(
                 appId,
@@ -94,22 +137,21 @@ public class SluiceShuffleManager extends SortShuffleManager {
                 discovery.racks(),
                 clients.context(),
                 SparkSluiceConf.driverBindAddress(conf));
-        // Spark's scheduler decides when a map stage is complete; its reducers start the commit
-        coordinator.commitWhenReadersAsk();
-        for (String earlier : attempt.earlierAppIds()) {
-          coordinator.releaseApplication(earlier);
-        }
-        LOG.info(
-            "Sluice coordinator of {} listens on {}:{}; servers {}",
-            appId,
-            SparkSluiceConf.driverHost(conf),
-            coordinator.port(),
-            servers);
       } catch (IOException e) {
-        throw Sneaky.raise(
-            new SparkException(
-                "Cannot start the Sluice coordinator of app " + appId + ": " + e.getMessage(), e));
+        throw new IOException(
+            "cannot start the Sluice coordinator of app " + appId + ": " + e.getMessage(), e);
       }
+      // Spark's scheduler decides when a map stage is complete; its reducers start the commit
+      coordinator.commitWhenReadersAsk();
+      for (String earlier : attempt.earlierAppIds()) {
+        coordinator.releaseApplication(earlier);
+      }
+      LOG.info(
+          "Sluice coordinator of {} listens on {}:{}; servers {}",
+          appId,
+          SparkSluiceConf.driverHost(conf),
+          coordinator.port(),
+          servers);
     }
     return coordinator;
   }
@@ -118,6 +160,9 @@ public class SluiceShuffleManager extends SortShuffleManager {
   @SuppressWarnings("unchecked")
   public <K, V> ShuffleWriter<K, V> getWriter(
       ShuffleHandle handle, long mapId, TaskContext context, ShuffleWriteMetricsReporter metrics) {
+    if (!(handle instanceof SluiceShuffleHandle)) {
+      return super.getWriter(handle, mapId, context, metrics);
+    }
     return new SluiceShuffleWriter<>(
         (SluiceShuffleHandle<K, V, Object>) handle, mapId, context, metrics, clients);
   }
@@ -132,6 +177,10 @@ public class SluiceShuffleManager extends SortShuffleManager {
       int endPartition,
       TaskContext context,
       ShuffleReadMetricsReporter metrics) {
+    if (!(handle instanceof SluiceShuffleHandle)) {
+      return super.getReader(
+          handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
+    }
     return new SluiceShuffleReader<>(
         (SluiceShuffleHandle<K, ?, C>) handle,
         startMapIndex,
@@ -146,6 +195,11 @@ public class SluiceShuffleManager extends SortShuffleManager {
 
   @Override
   public boolean unregisterShuffle(int shuffleId) {
+    // on executors too: the built-in shuffle's files of this shuffle, if any, are deleted
+    super.unregisterShuffle(shuffleId);
+    if (builtIn.remove(shuffleId)) {
+      return true;
+    }
     ShuffleCoordinator c;
     synchronized (this) {
       c = coordinator;

@@ -107,8 +107,7 @@ final class SluiceShuffleReader<K, C> implements ShuffleReader<K, C> {
     Option<Ordering<K>> ordering = dep.keyOrdering();
     Iterator<Product2<K, C>> result;
     if (ordering.isDefined()) {
-      ExternalSorter<K, C, C> sorter =
-          new ExternalSorter<>(context, Option.empty(), Option.empty(), ordering, dep.serializer());
+      ExternalSorter<K, C, C> sorter = SparkLine.keySorter(context, ordering, dep.serializer());
       result = sorter.insertAllAndUpdateMetrics(aggregated);
     } else {
       result = aggregated;

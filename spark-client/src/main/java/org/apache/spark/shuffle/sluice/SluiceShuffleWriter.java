@@ -10,7 +10,6 @@ import org.apache.spark.Partitioner;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.TaskContext;
 import org.apache.spark.scheduler.MapStatus;
-import org.apache.spark.scheduler.MapStatus$;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
 import org.slf4j.Logger;
@@ -107,12 +106,14 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
       }
       input = dep.aggregator().get().combineValuesByKey(records, context);
     }
+    MapChecksum checksum = SparkLine.mapChecksum(dep);
     long count = 0;
     while (input.hasNext()) {
       Product2<K, ?> record = input.next();
       int partition = partitioner.getPartition(record._1());
       memory.beforeWrite(partition);
       serializer.write(partition, record._1(), record._2());
+      checksum.update(partition, record._1(), record._2());
       count++;
     }
     long start = System.nanoTime();
@@ -127,12 +128,13 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
     metrics.incRecordsWritten(count);
     metrics.incBytesWritten(serializer.bytesSerialized());
     status =
-        MapStatus$.MODULE$.apply(
+        SparkLine.mapStatus(
             MapOutputLocation.of(
                 generation.shuffleId(), MapOutputLocation.hostHere(generation.shuffleId())),
             partitionLengths,
             // the map id is the attempt whose batches count (see MapOutputLocation)
-            context.taskAttemptId());
+            context.taskAttemptId(),
+            checksum);
     LOG.debug(
         "Map {} (task {}, attempt {}) of {} pushed {} records, {} bytes to generation {}; {}"
             + " early spill(s)",

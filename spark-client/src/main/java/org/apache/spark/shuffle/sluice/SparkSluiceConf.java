@@ -28,11 +28,6 @@ public final class SparkSluiceConf {
   private SparkSluiceConf() {}
 
   /**
-   * The core's configuration: every {@code spark.sluice.*} key as {@code sluice.*}. When Spark's
-   * {@code spark.shuffle.compress} is false and {@code spark.sluice.push.compression} is not set,
-   * batches are not compressed either.
-   */
-  /**
    * Refuses settings that cannot work with Sluice as the shuffle manager.
    *
    * @throws IllegalArgumentException naming the setting and what to change
@@ -62,6 +57,11 @@ public final class SparkSluiceConf {
     }
   }
 
+  /**
+   * The core's configuration: every {@code spark.sluice.*} key as {@code sluice.*}. When Spark's
+   * {@code spark.shuffle.compress} is false and {@code spark.sluice.push.compression} is not set,
+   * batches are not compressed either.
+   */
   public static SluiceConf toSluiceConf(SparkConf spark) {
     return toSluiceConf(spark, true);
   }
