@@ -1,0 +1,151 @@
+package io.sluice.spark.shaded;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.zip.ZipFile;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import scala.Tuple2;
+
+/**
+ * One Spark line with its shaded client jar as the only Sluice jar on the class path, against real
+ * daemons: the jar hides its libraries, and an RDD aggregation, a key sort and an AQE skew join run
+ * through Sluice (no fallback) with the built-in shuffle's results.
+ */
+class ShadedJarSparkIT {
+  @TempDir static Path tmp;
+  private static SluiceDaemons daemons;
+
+  @BeforeAll
+  static void startServers() throws Exception {
+    daemons = SluiceDaemons.start(tmp, 2);
+  }
+
+  @AfterAll
+  static void stopServers() throws Exception {
+    if (daemons != null) {
+      daemons.close();
+    }
+  }
+
+  @Test
+  void theJarHoldsTheClientAndHidesItsLibraries() throws Exception {
+    try (ZipFile zip = new ZipFile(Sessions.clientJar())) {
+      assertThat(zip.getEntry("org/apache/spark/shuffle/sluice/SluiceShuffleManager.class"))
+          .isNotNull();
+      assertThat(zip.getEntry("org/apache/spark/shuffle/sluice/SparkLine.class")).isNotNull();
+      assertThat(zip.getEntry("io/sluice/client/ClientContext.class")).isNotNull();
+      assertThat(zip.getEntry("io/sluice/shaded/io/netty/channel/Channel.class")).isNotNull();
+      assertThat(zip.getEntry("io/sluice/shaded/com/google/protobuf/Message.class")).isNotNull();
+      List<String> names =
+          zip.stream()
+              .filter(e -> !e.isDirectory())
+              .map(e -> e.getName())
+              .collect(Collectors.toList());
+      assertThat(names)
+          .noneMatch(n -> n.startsWith("io/netty/"))
+          .noneMatch(n -> n.startsWith("com/google/protobuf/"))
+          // Spark's own: its metrics sources hand Spark a registry of its type
+          .noneMatch(n -> n.startsWith("com/codahale/"))
+          .noneMatch(n -> n.startsWith("io/sluice/shaded/com/codahale/"))
+          .noneMatch(n -> n.startsWith("net/jpountz/"))
+          .noneMatch(n -> n.startsWith("scala/"))
+          .noneMatch(n -> n.startsWith("org/slf4j/"))
+          .noneMatch(n -> n.startsWith("org/rocksdb/"))
+          .noneMatch(n -> n.startsWith("com/beust/"))
+          .allMatch(n -> !n.startsWith("org/apache/spark/") || n.contains("/sluice/"));
+    }
+  }
+
+  @Test
+  void anAggregationAndASortRunThroughSluice() {
+    SparkSession spark = Sessions.sluice("shaded-rdd", daemons.servers(), Map.of());
+    try {
+      assertThat(SparkEnv.get().shuffleManager().getClass().getName()).isEqualTo(Sessions.MANAGER);
+      JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+      List<Integer> numbers = IntStream.range(0, 100_000).boxed().collect(Collectors.toList());
+      Map<Integer, Long> counts =
+          jsc.parallelize(numbers, 8)
+              .mapToPair(i -> new Tuple2<>(i % 1000, 1L))
+              .reduceByKey(Long::sum, 16)
+              .collectAsMap();
+      assertThat(counts).hasSize(1000);
+      assertThat(counts.values()).containsOnly(100L);
+
+      // sortByKey reads through the key sorter, which differs between Spark lines
+      List<Integer> shuffled = new ArrayList<>(numbers.subList(0, 20_000));
+      java.util.Collections.shuffle(shuffled, new java.util.Random(7));
+      List<Integer> sorted =
+          jsc.parallelize(shuffled, 6)
+              .mapToPair(i -> new Tuple2<>(i, "v" + i))
+              .sortByKey(true, 4)
+              .keys()
+              .collect();
+      assertThat(sorted).isEqualTo(numbers.subList(0, 20_000));
+    } finally {
+      spark.stop();
+    }
+  }
+
+  @Test
+  void anAqeSkewJoinGivesTheBuiltInShufflesResult() {
+    List<Row> sluice;
+    String plan;
+    SparkSession spark = Sessions.sluice("shaded-skew-join", daemons.servers(), Map.of());
+    try {
+      Dataset<Row> join = skewJoin(spark);
+      sluice = join.collectAsList();
+      plan = join.queryExecution().executedPlan().toString();
+    } finally {
+      spark.stop();
+    }
+    assertThat(plan)
+        .as("the final plan splits the skewed partition:\n%s", plan)
+        .contains("skew=true");
+
+    SparkSession builtin = Sessions.builtin("shaded-skew-join", Map.of());
+    try {
+      assertThat(sluice).isEqualTo(skewJoin(builtin).collectAsList());
+    } finally {
+      builtin.stop();
+    }
+  }
+
+  /**
+   * A sort-merge join whose left side has one hot key with three quarters of its rows and
+   * incompressible payloads: AQE splits the hot partition into map-index ranges of the left side.
+   * Reduced to one row: the count and the XOR of a hash of every joined row.
+   */
+  private static Dataset<Row> skewJoin(SparkSession spark) {
+    spark.conf().set("spark.sql.autoBroadcastJoinThreshold", "-1");
+    spark.conf().set("spark.sql.adaptive.coalescePartitions.enabled", "false");
+    spark.conf().set("spark.sql.adaptive.skewJoin.enabled", "true");
+    spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionFactor", "2");
+    spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "4k");
+    spark.conf().set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "4k");
+    Dataset<Row> left =
+        spark
+            .range(0, 6_000, 1, 4)
+            .selectExpr(
+                "CASE WHEN id % 4 != 0 THEN 0 ELSE id END AS k",
+                "sha2(CAST(id AS STRING), 256) AS lv");
+    Dataset<Row> right =
+        spark
+            .range(0, 2_000, 1, 2)
+            .selectExpr("id AS k", "sha2(CAST(id * 3 AS STRING), 256) AS rv");
+    return left.join(right, "k").selectExpr("count(*)", "bit_xor(xxhash64(k, lv, rv))");
+  }
+}
