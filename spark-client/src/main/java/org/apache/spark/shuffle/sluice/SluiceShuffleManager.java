@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
  * Spark's shuffle through Sluice: set {@code spark.shuffle.manager} to this class and {@code
  * spark.sluice.servers} to the servers (and, for stateless executors and dynamic allocation without
  * the external shuffle service, {@code spark.shuffle.sort.io.plugin.class} to {@link
- * SluiceShuffleDataIO}). Spark 3.5 loads the manager before {@code --jars} are added, so the client
- * jar goes on {@code spark.driver.extraClassPath} and {@code spark.executor.extraClassPath}.
+ * SluiceShuffleDataIO}). Spark 3.5 creates the manager before it fetches {@code --jars}, so there
+ * the client jar goes on {@code spark.driver.extraClassPath} and {@code
+ * spark.executor.extraClassPath}; Spark 4 loads it from {@code --jars}.
  *
  * <p>On the driver it owns the application's {@link ShuffleCoordinator} (created with the first
  * shuffle, when the application id is known): {@link #registerShuffle} registers the shuffle with
