@@ -2,7 +2,6 @@ package io.sluice.benchmarks;
 
 import com.beust.jcommander.Parameter;
 import com.codahale.metrics.MetricRegistry;
-import io.sluice.client.ChecksumBenchmarkSwitch;
 import io.sluice.common.Clock;
 import io.sluice.common.SluiceConf;
 import io.sluice.network.NetworkConf;
@@ -18,22 +17,20 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.apache.spark.sql.SparkSession;
 
 /**
  * {@code shuffle-bench spark}: the same Spark jobs on Spark's built-in sort shuffle and on Sluice,
  * in one run, each timed after a warm-up run, in {@code local-cluster[2,1,M]} mode (two executor
- * JVMs, as a cluster has) with one Sluice server in the benchmark's JVM. Prints a table, one JSON
- * line per workload and, last, one JSON object with all of them.
- *
- * <p>Spark 3.5 needs JDK 17's {@code --add-opens} list, so the benchmark runs itself again in a
- * child JVM with those options; the executors get them from Spark's launcher.
+ * JVMs, as a cluster has). This JVM holds the Sluice servers and measures their CPU and bytes; the
+ * jobs run in a child JVM ({@link SparkBenchmarkDriver}) on the Spark line {@code --spark-line}
+ * names: 3.5 (Scala 2.12) from the benchmarks' own class path, or 4.2 (Scala 2.13) from Spark 4's
+ * jars and the Sluice client's shaded jar for it. Prints a table, one JSON line per workload and,
+ * last, one JSON object with all of them.
  */
 final class SparkBenchmark {
   static final String NAME = "spark";
   static final String DESCRIPTION =
       "Spark jobs (repartition, small-blocks, skew-join) on Sluice vs the built-in shuffle";
-  private static final String CHILD = "sluice.bench.spark.child";
   private static final List<String> OPENS =
       List.of(
           "java.lang",
@@ -87,6 +84,14 @@ final class SparkBenchmark {
             "A setting of the Sluice servers, key=value (repeat for more), e.g."
                 + " sluice.read.sortMapRanges=true")
     List<String> serverConf = new ArrayList<>();
+
+    @Parameter(
+        names = "--spark-line",
+        description =
+            "The Spark line the jobs run on: 3.5 (Scala 2.12, the benchmarks' own class path) or"
+                + " 4.2 (Scala 2.13: Spark 4.2's jars and the Sluice client's shaded jar for it,"
+                + " from benchmarks/spark4.2_2.13/target/lib)")
+    String sparkLine = "3.5";
 
     @Parameter(names = "--executor-memory", description = "Heap of each of the two executors")
     String executorMemory = "2g";
@@ -150,19 +155,37 @@ final class SparkBenchmark {
               + ": --replication both and --checksums both each add a run; use one at a time");
       return 2;
     }
+    options.sparkLine = options.sparkLine.trim();
+    if (!SparkLine.KNOWN.containsKey(options.sparkLine)) {
+      err.println(
+          "shuffle-bench "
+              + NAME
+              + ": --spark-line must be one of "
+              + SparkLine.KNOWN.keySet()
+              + ", not '"
+              + options.sparkLine
+              + "'");
+      return 2;
+    }
     try {
       SparkBenchmarkRun.serverSettings(options.serverConf);
+      for (String name : options.workloads.split(",")) {
+        if (!SparkBenchmarkDriver.workloads(1).containsKey(name.trim())) {
+          throw new IllegalArgumentException(
+              "unknown workload '"
+                  + name.trim()
+                  + "'; known: "
+                  + SparkBenchmarkDriver.workloads(1).keySet());
+        }
+      }
     } catch (IllegalArgumentException e) {
       err.println("shuffle-bench " + NAME + ": " + e.getMessage());
       return 2;
     }
     try {
-      if (System.getProperty(CHILD) == null) {
-        return relaunch(args, options);
-      }
       return new SparkBenchmarkRun(options, out).run();
     } catch (IOException e) {
-      err.println("shuffle-bench " + NAME + " failed: " + e);
+      err.println("shuffle-bench " + NAME + " failed: " + e.getMessage());
       return 1;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -171,27 +194,57 @@ final class SparkBenchmark {
     }
   }
 
-  /** Runs the benchmark in a child JVM with the options Spark needs on JDK 17. */
-  private static int relaunch(String[] args, Options options)
-      throws IOException, InterruptedException {
-    List<String> jvmOptions = new ArrayList<>();
-    for (String open : OPENS) {
-      jvmOptions.add("--add-opens=java.base/" + open + "=ALL-UNNAMED");
+  /** A Spark line the jobs can run on: its Scala version and where its class path comes from. */
+  static final class SparkLine {
+    static final Map<String, SparkLine> KNOWN =
+        Map.of("3.5", new SparkLine("2.12", null), "4.2", new SparkLine("2.13", "spark4.2_2.13"));
+
+    final String scala;
+
+    /** The module under benchmarks/ whose target/lib holds the line's jars; null: our own. */
+    final String module;
+
+    private SparkLine(String scala, String module) {
+      this.scala = scala;
+      this.module = module;
     }
-    jvmOptions.add("-Djdk.reflect.useDirectMethodHandle=false");
-    jvmOptions.add("-Dio.netty.tryReflectionSetAccessible=true");
-    jvmOptions.add("-D" + CHILD + "=true");
-    ProcessBuilder child =
-        BenchmarkCli.childJvm(NAME, jvmOptions, System.getProperty("java.class.path"), args);
-    // every Spark endpoint (driver, local-cluster workers, executors) on loopback
-    child.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
-    // the local-cluster workers keep their work directories (executor logs) under SPARK_HOME
-    Path sparkHome = Files.createDirectories(Path.of(options.dir, "spark-home"));
-    child.environment().put("SPARK_HOME", sparkHome.toString());
-    return child.start().waitFor();
+
+    /**
+     * The child JVM's class path.
+     *
+     * @throws IOException naming the command that builds the line's jars when they are missing
+     */
+    String classpath() throws IOException {
+      if (module == null) {
+        return System.getProperty("java.class.path");
+      }
+      String home = System.getenv().getOrDefault("SLUICE_HOME", ".");
+      Path lib = Path.of(home, "benchmarks", module, "target", "lib");
+      if (!Files.isDirectory(lib)) {
+        throw new IOException(
+            lib
+                + " is missing: build the line's jars with 'mvn -B -DskipTests -pl benchmarks/"
+                + module
+                + " -am package'");
+      }
+      String ours;
+      try {
+        ours =
+            Path.of(
+                    SparkBenchmarkDriver.class
+                        .getProtectionDomain()
+                        .getCodeSource()
+                        .getLocation()
+                        .toURI())
+                .toString();
+      } catch (java.net.URISyntaxException e) {
+        throw new IOException("cannot locate the benchmark classes: " + e.getMessage(), e);
+      }
+      return ours + java.io.File.pathSeparator + lib + "/*";
+    }
   }
 
-  /** One run of the benchmark, in the child JVM. */
+  /** One run of the benchmark: the servers here, the jobs in a child JVM. */
   static final class SparkBenchmarkRun {
     private static final int BUILTIN = 0;
     private static final int SLUICE = 1;
@@ -210,55 +263,42 @@ final class SparkBenchmark {
     }
 
     private List<SparkWorkloads.Workload> workloads() {
-      double s = options.scale;
-      Map<String, SparkWorkloads.Workload> all = new LinkedHashMap<>();
-      all.put("repartition", SparkWorkloads.repartition(8, (int) (1_250_000 * s), 16));
-      all.put("small-blocks", SparkWorkloads.smallBlocks(400, 2000, (int) (4_000 * s)));
-      all.put("skew-join", SparkWorkloads.skewJoin((long) (2_000_000 * s), 200_000, 80));
-      all.put("local-reader", SparkWorkloads.localReader((long) (6_000_000 * s), 8));
+      Map<String, SparkWorkloads.Workload> all = SparkBenchmarkDriver.workloads(options.scale);
       List<SparkWorkloads.Workload> chosen = new ArrayList<>();
       for (String name : options.workloads.split(",")) {
-        SparkWorkloads.Workload w = all.get(name.trim());
-        if (w == null) {
-          throw new IllegalArgumentException(
-              "unknown workload '" + name + "'; known: " + all.keySet());
-        }
-        chosen.add(w);
+        chosen.add(all.get(name.trim()));
       }
       return chosen;
     }
 
-    int run() throws IOException {
+    int run() throws IOException, InterruptedException {
       List<SparkWorkloads.Workload> workloads = workloads();
       Path dir = Files.createDirectories(Path.of(options.dir));
       Results results = new Results(workloads);
       // columns: BUILTIN, SLUICE (as --checksums and --replication say; checksums on and factor
-      // 2 for "both"), and for "both" also OTHER
-      SparkSession builtin = session("shuffle-bench-builtin", Map.of());
-      try {
-        measure(builtin, null, workloads, BUILTIN, results);
-      } finally {
-        builtin.stop();
-      }
+      // 2 for "both"), and for "both" also OTHER, run before SLUICE
       boolean checksumsBoth = options.checksums.equals("both");
       boolean replicationBoth = options.replication.equals("both");
-      // the extra column: without checksums, or with factor 1 when the main run has factor 2
       boolean both = checksumsBoth || replicationBoth;
       boolean checksums = !options.checksums.equals("off");
       int factor = options.replication.equals("1") ? 1 : 2;
-      Servers servers = new Servers(serverSettings(options.serverConf));
-      try {
+      try (Servers servers = new Servers(serverSettings(options.serverConf))) {
         for (int i = 0; i < (factor > 1 ? 2 : 1); i++) {
           servers.start(dir.resolve("server" + i));
         }
+        List<String> runs = new ArrayList<>();
+        runs.add(BUILTIN + "/builtin");
         if (checksumsBoth) {
-          measureSluice(servers, false, 1, workloads, OTHER, results);
+          runs.add(sluiceRun(servers, OTHER, false, 1));
         } else if (replicationBoth) {
-          measureSluice(servers, checksums, 1, workloads, OTHER, results);
+          runs.add(sluiceRun(servers, OTHER, checksums, 1));
         }
-        measureSluice(servers, checksums, factor, workloads, SLUICE, results);
-      } finally {
-        servers.close();
+        runs.add(sluiceRun(servers, SLUICE, checksums, factor));
+        int exit = runJobs(runs, servers, results);
+        if (exit != 0) {
+          out.println("# the Spark JVM exited with " + exit);
+          return 1;
+        }
       }
       chart(workloads, results, both);
       report(workloads, results, both);
@@ -270,78 +310,134 @@ final class SparkBenchmark {
       return 0;
     }
 
-    private void measureSluice(
-        Servers servers,
-        boolean checksums,
-        int replicationFactor,
-        List<SparkWorkloads.Workload> workloads,
-        int column,
-        Results results) {
-      Map<String, String> conf = new LinkedHashMap<>();
-      conf.put("spark.shuffle.manager", "org.apache.spark.shuffle.sluice.SluiceShuffleManager");
-      conf.put(
-          "spark.shuffle.sort.io.plugin.class",
-          "org.apache.spark.shuffle.sluice.SluiceShuffleDataIO");
+    /** The driver's run spec of a Sluice column, naming it in {@link #modes}. */
+    private String sluiceRun(Servers servers, int column, boolean checksums, int factor) {
+      modes[column] =
+          "sluice" + (checksums ? "" : " without checksums") + (factor > 1 ? " with replicas" : "");
       List<String> addresses = new ArrayList<>();
       for (ShuffleServer server : servers.servers) {
         addresses.add("127.0.0.1:" + server.port());
       }
-      conf.put("spark.sluice.servers", String.join(",", addresses));
-      conf.put("spark.sluice.replication.factor", "" + replicationFactor);
-      modes[column] =
-          "sluice"
-              + (checksums ? "" : " without checksums")
-              + (replicationFactor > 1 ? " with replicas" : "");
-      if (!checksums) {
-        // the executors push and read; the switch is a system property of their JVMs
-        conf.put(
-            "spark.executor.extraJavaOptions", "-D" + ChecksumBenchmarkSwitch.PROPERTY + "=true");
-      }
-      SparkSession sluice = session("shuffle-bench-" + modes[column].replace(' ', '-'), conf);
-      try {
-        measure(sluice, servers, workloads, column, results);
-      } finally {
-        sluice.stop();
-      }
+      return column
+          + "/sluice/"
+          + String.join(",", addresses)
+          + "/"
+          + factor
+          + "/"
+          + (checksums ? "on" : "off");
     }
 
-    /** Times each workload after a warm-up; with {@code servers}, also their CPU and bytes. */
-    private void measure(
-        SparkSession spark,
-        Servers servers,
-        List<SparkWorkloads.Workload> workloads,
-        int column,
-        Results results) {
-      String mode = modes[column];
-      for (SparkWorkloads.Workload w : workloads) {
-        out.println("# " + w.name() + " (" + w.describe() + ") on " + mode + ": warm-up");
-        w.run(spark);
-        long cpuBefore = servers == null ? 0 : servers.cpuNanos();
-        long bytesBefore = servers == null ? 0 : servers.bytesShuffled();
-        long start = System.nanoTime();
-        SparkWorkloads.Outcome outcome = w.run(spark);
-        double s = (System.nanoTime() - start) / 1e9;
-        results.seconds.get(w.name())[column] = s;
-        results.signatures.get(w.name())[column] = outcome.signature;
-        if (!outcome.note.isEmpty()) {
-          results.notes.merge(w.name(), mode + ": " + outcome.note, (a, b) -> a + ", " + b);
-        }
-        if (servers == null) {
-          out.printf(Locale.ROOT, "#   %.2f s, %s%n", s, outcome.signature);
-          continue;
-        }
-        double cpu = servers.cpuSupported() ? (servers.cpuNanos() - cpuBefore) / 1e9 : Double.NaN;
-        long bytes = servers.bytesShuffled() - bytesBefore;
-        results.serverCpuSeconds.get(w.name())[column] = cpu;
-        results.bytesShuffled.get(w.name())[column] = bytes;
-        out.printf(
-            Locale.ROOT,
-            "#   %.2f s, %s; server CPU %.2f s for %.3f GiB shuffled%n",
-            s,
-            outcome.signature,
-            cpu,
-            bytes / GIB);
+    /**
+     * Runs the jobs in the Spark JVM, passing its progress through and recording each timed run
+     * with the servers' CPU and bytes over it.
+     *
+     * @return the Spark JVM's exit code
+     */
+    private int runJobs(List<String> runs, Servers servers, Results results)
+        throws IOException, InterruptedException {
+      SparkLine line = SparkLine.KNOWN.get(options.sparkLine);
+      List<String> args = new ArrayList<>();
+      args.add("workloads=" + options.workloads);
+      args.add("scale=" + options.scale);
+      args.add("executorMemory=" + options.executorMemory);
+      args.add("executorJavaOptions=" + options.executorJavaOptions);
+      args.add("scala=" + line.scala);
+      for (String run : runs) {
+        args.add("run=" + run);
       }
+      List<String> command = new ArrayList<>();
+      command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+      command.add("-Xmx2g");
+      // the log configuration bin/shuffle-bench gave this JVM (not its profiling options: those
+      // are for the servers, here)
+      for (String arg :
+          java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+        if (arg.startsWith("-Dlog4j2.configurationFile=") || arg.startsWith("-Dsluice.log.dir=")) {
+          command.add(arg);
+        }
+      }
+      for (String open : OPENS) {
+        command.add("--add-opens=java.base/" + open + "=ALL-UNNAMED");
+      }
+      command.add("-Djdk.reflect.useDirectMethodHandle=false");
+      command.add("-Dio.netty.tryReflectionSetAccessible=true");
+      command.add("-cp");
+      command.add(line.classpath());
+      command.add(SparkBenchmarkDriver.class.getName());
+      command.addAll(args);
+      ProcessBuilder child =
+          new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
+      // every Spark endpoint (driver, local-cluster workers, executors) on loopback
+      child.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
+      // the local-cluster workers keep their work directories (executor logs) under SPARK_HOME
+      Path sparkHome = Files.createDirectories(Path.of(options.dir, "spark-home"));
+      child.environment().put("SPARK_HOME", sparkHome.toString());
+      Process process = child.start();
+      long cpuBefore = 0;
+      long bytesBefore = 0;
+      try (java.io.BufferedReader lines =
+          new java.io.BufferedReader(
+              new java.io.InputStreamReader(
+                  process.getInputStream(), java.nio.charset.StandardCharsets.UTF_8))) {
+        String text;
+        while ((text = lines.readLine()) != null) {
+          String[] f = text.split(" ", -1);
+          if (f[0].equals(SparkBenchmarkDriver.BEGIN)) {
+            cpuBefore = servers.cpuNanos();
+            bytesBefore = servers.bytesShuffled();
+          } else if (f[0].equals(SparkBenchmarkDriver.END)) {
+            int column = Integer.parseInt(f[2]);
+            record(
+                results,
+                f[1],
+                column,
+                Double.parseDouble(f[3]),
+                SparkBenchmarkDriver.decode(f[4]),
+                SparkBenchmarkDriver.decode(f[5]),
+                column == BUILTIN ? null : servers,
+                cpuBefore,
+                bytesBefore);
+          } else {
+            out.println(text);
+          }
+        }
+      }
+      return process.waitFor();
+    }
+
+    /** One timed run of one workload; with {@code servers}, also their CPU and bytes over it. */
+    private void record(
+        Results results,
+        String workload,
+        int column,
+        double seconds,
+        String signature,
+        String note,
+        Servers servers,
+        long cpuBefore,
+        long bytesBefore) {
+      String mode = modes[column];
+      results.seconds.get(workload)[column] = seconds;
+      results.signatures.get(workload)[column] = signature;
+      if (!note.isEmpty()) {
+        results.notes.merge(workload, mode + ": " + note, (a, b) -> a + ", " + b);
+      }
+      if (servers == null) {
+        out.printf(Locale.ROOT, "#   %s: %.2f s, %s%n", mode, seconds, signature);
+        return;
+      }
+      double cpu = servers.cpuSupported() ? (servers.cpuNanos() - cpuBefore) / 1e9 : Double.NaN;
+      long bytes = servers.bytesShuffled() - bytesBefore;
+      results.serverCpuSeconds.get(workload)[column] = cpu;
+      results.bytesShuffled.get(workload)[column] = bytes;
+      out.printf(
+          Locale.ROOT,
+          "#   %s: %.2f s, %s; server CPU %.2f s for %.3f GiB shuffled%n",
+          mode,
+          seconds,
+          signature,
+          cpu,
+          bytes / GIB);
     }
 
     /** The --server-conf settings as a map; names the setting that is not key=value. */
@@ -358,46 +454,6 @@ final class SparkBenchmark {
         out.put(setting.substring(0, eq).trim(), setting.substring(eq + 1).trim());
       }
       return out;
-    }
-
-    private SparkSession session(String name, Map<String, String> extra) {
-      String classpath = System.getProperty("java.class.path");
-      SparkSession.Builder b =
-          SparkSession.builder()
-              .appName(name)
-              .master("local-cluster[2,1," + megabytes(options.executorMemory) + "]")
-              .config("spark.executor.memory", options.executorMemory)
-              .config("spark.ui.enabled", "false")
-              .config("spark.driver.host", "127.0.0.1")
-              .config("spark.driver.bindAddress", "127.0.0.1")
-              .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
-              .config("spark.sql.adaptive.enabled", "true")
-              .config("spark.locality.wait", "0s")
-              // executors are started by Spark's launcher from this classpath (no distribution)
-              .config("spark.executorEnv.SPARK_DIST_CLASSPATH", classpath)
-              .config("spark.executorEnv.SPARK_SCALA_VERSION", "2.12")
-              .config("spark.executorEnv.SPARK_TESTING", "1");
-      for (Map.Entry<String, String> e : extra.entrySet()) {
-        b = b.config(e.getKey(), e.getValue());
-      }
-      String javaOptions =
-          (extra.getOrDefault("spark.executor.extraJavaOptions", "")
-                  + " "
-                  + options.executorJavaOptions)
-              .trim();
-      if (!javaOptions.isEmpty()) {
-        b = b.config("spark.executor.extraJavaOptions", javaOptions);
-      }
-      return b.getOrCreate();
-    }
-
-    private static int megabytes(String size) {
-      String s = size.trim().toLowerCase(Locale.ROOT);
-      long n = Long.parseLong(s.replaceAll("[a-z]+$", ""));
-      if (s.endsWith("g")) {
-        return (int) (n * 1024);
-      }
-      return (int) n;
     }
 
     /**
@@ -428,10 +484,9 @@ final class SparkBenchmark {
     }
 
     /**
-     * The Sluice servers, in this JVM next to the Spark driver. Their CPU is that of their own
-     * threads ({@link CpuMeter}; the driver's Sluice coordinator and clients run on threads of
-     * other names, the executors in their own JVMs). The bytes shuffled are those pushed to them,
-     * replica copies not counted.
+     * The Sluice servers, in this JVM (the Spark driver and executors run in JVMs of their own).
+     * Their CPU is that of their own threads ({@link CpuMeter}). The bytes shuffled are those
+     * pushed to them, replica copies not counted.
      */
     private static final class Servers implements AutoCloseable {
       final List<ShuffleServer> servers = new ArrayList<>();
@@ -535,6 +590,8 @@ final class SparkBenchmark {
         json.add(
             "{\"workload\":"
                 + Json.str(w.name())
+                + ",\"sparkLine\":"
+                + Json.str(options.sparkLine)
                 + ",\"sluiceSeconds\":"
                 + Json.num(s[SLUICE])
                 + ",\"builtinSeconds\":"
@@ -580,8 +637,10 @@ final class SparkBenchmark {
         out.println(line);
       }
       out.println(
-          "{\"benchmark\":\"spark\",\"master\":\"local-cluster[2,1,"
-              + megabytes(options.executorMemory)
+          "{\"benchmark\":\"spark\",\"sparkLine\":"
+              + Json.str(options.sparkLine)
+              + ",\"master\":\"local-cluster[2,1,"
+              + SparkBenchmarkDriver.megabytes(options.executorMemory)
               + "]\",\"cores\":"
               + Runtime.getRuntime().availableProcessors()
               + ",\"scale\":"
@@ -608,9 +667,11 @@ final class SparkBenchmark {
           new BarChart(
               String.format(
                   Locale.ROOT,
-                  "shuffle-bench spark: job seconds (scale %s, local-cluster[2,1,%d], %d cores)",
+                  "shuffle-bench spark: job seconds (Spark %s, scale %s, local-cluster[2,1,%d], %d"
+                      + " cores)",
+                  options.sparkLine,
                   Json.num(options.scale),
-                  megabytes(options.executorMemory),
+                  SparkBenchmarkDriver.megabytes(options.executorMemory),
                   Runtime.getRuntime().availableProcessors()),
               "job seconds",
               series);

@@ -8,7 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** {@code shuffle-bench spark --server-conf}: settings it passes on and those it refuses. */
+/** {@code shuffle-bench spark}: options it passes on and those it refuses before anything runs. */
 class SparkBenchmarkOptionsTest {
   @Test
   void serverSettingsAreKeyValuePairs() {
@@ -32,5 +32,29 @@ class SparkBenchmarkOptionsTest {
     assertThat(err.toString(StandardCharsets.UTF_8))
         .contains("--server-conf takes key=value")
         .contains("'sluice.read.sortMapRanges'");
+  }
+
+  @Test
+  void anUnknownSparkLineOrWorkloadIsRefusedNamingWhatIsKnown() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    PrintStream errors = new PrintStream(err, true, StandardCharsets.UTF_8);
+    PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+    assertThat(SparkBenchmark.run(new String[] {"--spark-line", "3.4"}, out, errors)).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("--spark-line must be one of")
+        .contains("4.2")
+        .contains("'3.4'");
+    err.reset();
+    assertThat(SparkBenchmark.run(new String[] {"--workloads", "sort"}, out, errors)).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("unknown workload 'sort'")
+        .contains("small-blocks");
+  }
+
+  @Test
+  void theDriversChecksumSwitchIsTheClientsProperty() {
+    // the driver runs on Spark lines without Sluice's core, so it holds the name itself
+    assertThat(SparkBenchmarkDriver.WITHOUT_CHECKSUMS)
+        .isEqualTo(io.sluice.client.ChecksumBenchmarkSwitch.PROPERTY);
   }
 }

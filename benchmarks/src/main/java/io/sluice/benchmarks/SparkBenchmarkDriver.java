@@ -1,0 +1,177 @@
+package io.sluice.benchmarks;
+
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * The Spark side of {@code shuffle-bench spark}, in a JVM of its own whose class path is one Spark
+ * line and its Sluice client (the benchmarks' own for Spark 3.5, Spark 4's jars and its shaded
+ * client jar for {@code --spark-line 4.2}): it runs the workloads on each shuffle it is told to and
+ * reports to {@link SparkBenchmark}, which holds the Sluice servers, on its standard output. Only
+ * Spark and the JDK are used here, so the same classes run on every Spark line.
+ *
+ * <p>Protocol, one line each: {@code @@begin WORKLOAD COLUMN} right before a timed run (the parent
+ * reads the servers' CPU and bytes), {@code @@end WORKLOAD COLUMN SECONDS SIGNATURE NOTE} after it
+ * (signature and note Base64 of UTF-8). Other lines are progress for people.
+ *
+ * <p>Arguments, {@code key=value}: {@code workloads} (names, comma-separated), {@code scale},
+ * {@code executorMemory}, {@code executorJavaOptions}, {@code scala} (the line's Scala version) and
+ * one {@code run} per shuffle, in order: {@code COLUMN:builtin} or {@code
+ * COLUMN:sluice:SERVERS:FACTOR:CHECKSUMS} (servers separated by {@code ;}, checksums on or off).
+ */
+final class SparkBenchmarkDriver {
+  static final String BEGIN = "@@begin";
+  static final String END = "@@end";
+
+  /** {@code io.sluice.client.ChecksumBenchmarkSwitch.PROPERTY}, read by the executors' client. */
+  static final String WITHOUT_CHECKSUMS = "sluice.benchmark.withoutChecksums";
+
+  private final Map<String, String> settings;
+  private final List<String> runs;
+  private final PrintStream out;
+
+  private SparkBenchmarkDriver(Map<String, String> settings, List<String> runs, PrintStream out) {
+    this.settings = settings;
+    this.runs = runs;
+    this.out = out;
+  }
+
+  public static void main(String[] args) {
+    Map<String, String> settings = new LinkedHashMap<>();
+    List<String> runs = new ArrayList<>();
+    for (String arg : args) {
+      int eq = arg.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("arguments are key=value, not '" + arg + "'");
+      }
+      String key = arg.substring(0, eq);
+      if (key.equals("run")) {
+        runs.add(arg.substring(eq + 1));
+      } else {
+        settings.put(key, arg.substring(eq + 1));
+      }
+    }
+    new SparkBenchmarkDriver(settings, runs, System.out).runAll();
+  }
+
+  /** The workloads by name, at {@code scale}. */
+  static Map<String, SparkWorkloads.Workload> workloads(double scale) {
+    Map<String, SparkWorkloads.Workload> all = new LinkedHashMap<>();
+    all.put("repartition", SparkWorkloads.repartition(8, (int) (1_250_000 * scale), 16));
+    all.put("small-blocks", SparkWorkloads.smallBlocks(400, 2000, (int) (4_000 * scale)));
+    all.put("skew-join", SparkWorkloads.skewJoin((long) (2_000_000 * scale), 200_000, 80));
+    all.put("local-reader", SparkWorkloads.localReader((long) (6_000_000 * scale), 8));
+    return all;
+  }
+
+  private void runAll() {
+    Map<String, SparkWorkloads.Workload> all = workloads(Double.parseDouble(settings.get("scale")));
+    List<SparkWorkloads.Workload> workloads = new ArrayList<>();
+    for (String name : settings.get("workloads").split(",")) {
+      workloads.add(all.get(name.trim()));
+    }
+    for (String run : runs) {
+      String[] parts = run.split("/");
+      int column = Integer.parseInt(parts[0]);
+      boolean builtin = parts[1].equals("builtin");
+      Map<String, String> conf = builtin ? Map.of() : sluiceConf(parts);
+      SparkSession spark = session("shuffle-bench-" + (builtin ? "builtin" : "sluice"), conf);
+      try {
+        for (SparkWorkloads.Workload w : workloads) {
+          out.println("# " + w.name() + " (" + w.describe() + ") on " + run + ": warm-up");
+          w.run(spark);
+          out.println(BEGIN + " " + w.name() + " " + column);
+          long start = System.nanoTime();
+          SparkWorkloads.Outcome outcome = w.run(spark);
+          double seconds = (System.nanoTime() - start) / 1e9;
+          out.println(
+              String.join(
+                  " ",
+                  END,
+                  w.name(),
+                  Integer.toString(column),
+                  String.format(Locale.ROOT, "%.6f", seconds),
+                  encode(outcome.signature),
+                  encode(outcome.note)));
+        }
+      } finally {
+        spark.stop();
+      }
+    }
+  }
+
+  /** The Spark settings of a run {@code COLUMN/sluice/SERVERS/FACTOR/CHECKSUMS}. */
+  private static Map<String, String> sluiceConf(String[] run) {
+    Map<String, String> conf = new LinkedHashMap<>();
+    conf.put("spark.shuffle.manager", "org.apache.spark.shuffle.sluice.SluiceShuffleManager");
+    conf.put(
+        "spark.shuffle.sort.io.plugin.class",
+        "org.apache.spark.shuffle.sluice.SluiceShuffleDataIO");
+    conf.put("spark.sluice.servers", run[2]);
+    conf.put("spark.sluice.replication.factor", run[3]);
+    conf.put("spark.sluice.fallback", "never");
+    if (run[4].equals("off")) {
+      // the executors push and read; the switch is a system property of their JVMs
+      conf.put("spark.executor.extraJavaOptions", "-D" + WITHOUT_CHECKSUMS + "=true");
+    }
+    return conf;
+  }
+
+  private SparkSession session(String name, Map<String, String> extra) {
+    String classpath = System.getProperty("java.class.path");
+    String memory = settings.get("executorMemory");
+    SparkSession.Builder b =
+        SparkSession.builder()
+            .appName(name)
+            .master("local-cluster[2,1," + megabytes(memory) + "]")
+            .config("spark.executor.memory", memory)
+            .config("spark.ui.enabled", "false")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+            .config("spark.sql.adaptive.enabled", "true")
+            // Spark 4 ANSI mode would fail the workloads' wrapping checksums; 3.5 is not ANSI
+            .config("spark.sql.ansi.enabled", "false")
+            .config("spark.locality.wait", "0s")
+            // executors are started by Spark's launcher from this classpath (no distribution)
+            .config("spark.executorEnv.SPARK_DIST_CLASSPATH", classpath)
+            .config("spark.executorEnv.SPARK_SCALA_VERSION", settings.get("scala"))
+            .config("spark.executorEnv.SPARK_TESTING", "1");
+    for (Map.Entry<String, String> e : extra.entrySet()) {
+      b = b.config(e.getKey(), e.getValue());
+    }
+    String javaOptions =
+        (extra.getOrDefault("spark.executor.extraJavaOptions", "")
+                + " "
+                + settings.getOrDefault("executorJavaOptions", ""))
+            .trim();
+    if (!javaOptions.isEmpty()) {
+      b = b.config("spark.executor.extraJavaOptions", javaOptions);
+    }
+    return b.getOrCreate();
+  }
+
+  static int megabytes(String size) {
+    String s = size.trim().toLowerCase(Locale.ROOT);
+    long n = Long.parseLong(s.replaceAll("[a-z]+$", ""));
+    if (s.endsWith("g")) {
+      return (int) (n * 1024);
+    }
+    return (int) n;
+  }
+
+  static String encode(String text) {
+    return Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  static String decode(String base64) {
+    return new String(Base64.getDecoder().decode(base64), StandardCharsets.UTF_8);
+  }
+}
