@@ -23,9 +23,9 @@ import java.util.Map;
  * in one run, each timed after a warm-up run, in {@code local-cluster[2,1,M]} mode (two executor
  * JVMs, as a cluster has). This JVM holds the Sluice servers and measures their CPU and bytes; the
  * jobs run in a child JVM ({@link SparkBenchmarkDriver}) on the Spark line {@code --spark-line}
- * names: 3.5 (Scala 2.12) from the benchmarks' own class path, or 4.2 (Scala 2.13) from Spark 4's
- * jars and the Sluice client's shaded jar for it. Prints a table, one JSON line per workload and,
- * last, one JSON object with all of them.
+ * names (3.5 on Scala 2.12, or 4.2 on Scala 2.13), from that line's jars and the Sluice client's
+ * shaded jar for it, as an application runs. Prints a table, one JSON line per workload and, last,
+ * one JSON object with all of them.
  */
 final class SparkBenchmark {
   static final String NAME = "spark";
@@ -88,9 +88,9 @@ final class SparkBenchmark {
     @Parameter(
         names = "--spark-line",
         description =
-            "The Spark line the jobs run on: 3.5 (Scala 2.12, the benchmarks' own class path) or"
-                + " 4.2 (Scala 2.13: Spark 4.2's jars and the Sluice client's shaded jar for it,"
-                + " from benchmarks/spark4.2_2.13/target/lib)")
+            "The Spark line the jobs run on, with its own jars and the Sluice client's shaded jar"
+                + " for it (from benchmarks/spark<line>_<scala>/target/lib): 3.5 (Scala 2.12) or"
+                + " 4.2 (Scala 2.13)")
     String sparkLine = "3.5";
 
     @Parameter(names = "--executor-memory", description = "Heap of each of the two executors")
@@ -197,11 +197,13 @@ final class SparkBenchmark {
   /** A Spark line the jobs can run on: its Scala version and where its class path comes from. */
   static final class SparkLine {
     static final Map<String, SparkLine> KNOWN =
-        Map.of("3.5", new SparkLine("2.12", null), "4.2", new SparkLine("2.13", "spark4.2_2.13"));
+        Map.of(
+            "3.5", new SparkLine("2.12", "spark3.5_2.12"),
+            "4.2", new SparkLine("2.13", "spark4.2_2.13"));
 
     final String scala;
 
-    /** The module under benchmarks/ whose target/lib holds the line's jars; null: our own. */
+    /** The module under benchmarks/ whose target/lib holds the line's jars. */
     final String module;
 
     private SparkLine(String scala, String module) {
@@ -215,9 +217,6 @@ final class SparkBenchmark {
      * @throws IOException naming the command that builds the line's jars when they are missing
      */
     String classpath() throws IOException {
-      if (module == null) {
-        return System.getProperty("java.class.path");
-      }
       String home = System.getenv().getOrDefault("SLUICE_HOME", ".");
       Path lib = Path.of(home, "benchmarks", module, "target", "lib");
       if (!Files.isDirectory(lib)) {

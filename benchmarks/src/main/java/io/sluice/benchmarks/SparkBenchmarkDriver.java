@@ -12,10 +12,9 @@ import org.apache.spark.sql.SparkSession;
 
 /**
  * The Spark side of {@code shuffle-bench spark}, in a JVM of its own whose class path is one Spark
- * line and its Sluice client (the benchmarks' own for Spark 3.5, Spark 4's jars and its shaded
- * client jar for {@code --spark-line 4.2}): it runs the workloads on each shuffle it is told to and
- * reports to {@link SparkBenchmark}, which holds the Sluice servers, on its standard output. Only
- * Spark and the JDK are used here, so the same classes run on every Spark line.
+ * line's jars and the Sluice client's shaded jar for it: it runs the workloads on each shuffle it
+ * is told to and reports to {@link SparkBenchmark}, which holds the Sluice servers, on its standard
+ * output. Only Spark and the JDK are used here, so the same classes run on every Spark line.
  *
  * <p>Protocol, one line each: {@code @@begin WORKLOAD COLUMN} right before a timed run (the parent
  * reads the servers' CPU and bytes), {@code @@end WORKLOAD COLUMN SECONDS SIGNATURE NOTE} after it
