@@ -8,8 +8,14 @@ import io.sluice.network.NetworkConf;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ServerMetrics;
 import io.sluice.server.ShuffleServer;
+import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * {@code shuffle-bench spark}: the same Spark jobs on Spark's built-in sort shuffle and on Sluice,
@@ -197,9 +204,10 @@ final class SparkBenchmark {
   /** A Spark line the jobs can run on: its Scala version and where its class path comes from. */
   static final class SparkLine {
     static final Map<String, SparkLine> KNOWN =
-        Map.of(
-            "3.5", new SparkLine("2.12", "spark3.5_2.12"),
-            "4.2", new SparkLine("2.13", "spark4.2_2.13"));
+        new TreeMap<>(
+            Map.of(
+                "3.5", new SparkLine("2.12", "spark3.5_2.12"),
+                "4.2", new SparkLine("2.13", "spark4.2_2.13")));
 
     final String scala;
 
@@ -236,10 +244,10 @@ final class SparkBenchmark {
                         .getLocation()
                         .toURI())
                 .toString();
-      } catch (java.net.URISyntaxException e) {
+      } catch (URISyntaxException e) {
         throw new IOException("cannot locate the benchmark classes: " + e.getMessage(), e);
       }
-      return ours + java.io.File.pathSeparator + lib + "/*";
+      return ours + File.pathSeparator + lib + "/*";
     }
   }
 
@@ -349,8 +357,7 @@ final class SparkBenchmark {
       command.add("-Xmx2g");
       // the log configuration bin/shuffle-bench gave this JVM (not its profiling options: those
       // are for the servers, here)
-      for (String arg :
-          java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+      for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
         if (arg.startsWith("-Dlog4j2.configurationFile=") || arg.startsWith("-Dsluice.log.dir=")) {
           command.add(arg);
         }
@@ -374,10 +381,9 @@ final class SparkBenchmark {
       Process process = child.start();
       long cpuBefore = 0;
       long bytesBefore = 0;
-      try (java.io.BufferedReader lines =
-          new java.io.BufferedReader(
-              new java.io.InputStreamReader(
-                  process.getInputStream(), java.nio.charset.StandardCharsets.UTF_8))) {
+      try (BufferedReader lines =
+          new BufferedReader(
+              new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
         String text;
         while ((text = lines.readLine()) != null) {
           String[] f = text.split(" ", -1);
