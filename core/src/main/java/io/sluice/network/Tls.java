@@ -14,6 +14,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
+import io.netty.util.AttributeKey;
 import io.sluice.common.SluiceConf;
 import java.io.File;
 import java.io.IOException;
@@ -178,7 +179,10 @@ public final class Tls {
             ready.setFailure(f.cause());
             return;
           }
-          SslHandler ssl = f.channel().pipeline().get(SslHandler.class);
+          // not the pipeline's handler: a server that closes at once (a plain one, say) can close
+          // the channel, and so empty its pipeline, before this runs, and an empty pipeline looked
+          // like a plain connection that had succeeded
+          SslHandler ssl = f.channel().attr(CLIENT_TLS).get();
           if (ssl == null) {
             ready.setSuccess();
             return;
@@ -235,6 +239,10 @@ public final class Tls {
    * Becomes the client's {@link SslHandler} when the connection is opened, once the host it goes to
    * is known, so the server's certificate can be checked against that name.
    */
+  /** A client connection's TLS handler, set as it connects ({@link #whenSecured} reads it). */
+  private static final AttributeKey<SslHandler> CLIENT_TLS =
+      AttributeKey.valueOf("sluiceClientTls");
+
   private final class ClientStarter extends ChannelOutboundHandlerAdapter {
     @Override
     public void connect(
@@ -254,7 +262,9 @@ public final class Tls {
         parameters.setEndpointIdentificationAlgorithm("HTTPS");
         engine.setSSLParameters(parameters);
       }
-      ctx.pipeline().replace(this, "tls", new SslHandler(engine));
+      SslHandler tls = new SslHandler(engine);
+      ctx.channel().attr(CLIENT_TLS).set(tls);
+      ctx.pipeline().replace(this, "tls", tls);
       ctx.connect(remote, local, promise);
     }
   }
