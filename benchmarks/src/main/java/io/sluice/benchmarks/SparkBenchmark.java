@@ -23,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -176,13 +177,11 @@ final class SparkBenchmark {
     }
     try {
       SparkBenchmarkRun.serverSettings(options.serverConf);
+      Set<String> known = SparkBenchmarkDriver.workloads(1).keySet();
       for (String name : options.workloads.split(",")) {
-        if (!SparkBenchmarkDriver.workloads(1).containsKey(name.trim())) {
+        if (!known.contains(name.trim())) {
           throw new IllegalArgumentException(
-              "unknown workload '"
-                  + name.trim()
-                  + "'; known: "
-                  + SparkBenchmarkDriver.workloads(1).keySet());
+              "unknown workload '" + name.trim() + "'; known: " + known);
         }
       }
     } catch (IllegalArgumentException e) {

@@ -1,5 +1,6 @@
 package io.sluice.benchmarks;
 
+import io.sluice.client.ChecksumBenchmarkSwitch;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -28,9 +29,6 @@ import org.apache.spark.sql.SparkSession;
 final class SparkBenchmarkDriver {
   static final String BEGIN = "@@begin";
   static final String END = "@@end";
-
-  /** {@code io.sluice.client.ChecksumBenchmarkSwitch.PROPERTY}, read by the executors' client. */
-  static final String WITHOUT_CHECKSUMS = "sluice.benchmark.withoutChecksums";
 
   private final Map<String, String> settings;
   private final List<String> runs;
@@ -118,7 +116,9 @@ final class SparkBenchmarkDriver {
     conf.put("spark.sluice.fallback", "never");
     if (run[4].equals("off")) {
       // the executors push and read; the switch is a system property of their JVMs
-      conf.put("spark.executor.extraJavaOptions", "-D" + WITHOUT_CHECKSUMS + "=true");
+      // (a constant: compiled in, so this JVM never loads Sluice's own classes)
+      conf.put(
+          "spark.executor.extraJavaOptions", "-D" + ChecksumBenchmarkSwitch.PROPERTY + "=true");
     }
     return conf;
   }

@@ -50,11 +50,4 @@ class SparkBenchmarkOptionsTest {
         .contains("unknown workload 'sort'")
         .contains("small-blocks");
   }
-
-  @Test
-  void theDriversChecksumSwitchIsTheClientsProperty() {
-    // the driver runs on Spark lines without Sluice's core, so it holds the name itself
-    assertThat(SparkBenchmarkDriver.WITHOUT_CHECKSUMS)
-        .isEqualTo(io.sluice.client.ChecksumBenchmarkSwitch.PROPERTY);
-  }
 }

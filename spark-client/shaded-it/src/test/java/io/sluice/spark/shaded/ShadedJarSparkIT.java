@@ -2,6 +2,7 @@ package io.sluice.spark.shaded;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.sluice.spark.jobs.SkewJoin;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -108,7 +109,7 @@ class ShadedJarSparkIT {
     String plan;
     SparkSession spark = Sessions.sluice("shaded-skew-join", daemons.servers(), Map.of());
     try {
-      Dataset<Row> join = skewJoin(spark);
+      Dataset<Row> join = SkewJoin.of(spark);
       sluice = join.collectAsList();
       plan = join.queryExecution().executedPlan().toString();
     } finally {
@@ -120,34 +121,9 @@ class ShadedJarSparkIT {
 
     SparkSession builtin = Sessions.builtin("shaded-skew-join", Map.of());
     try {
-      assertThat(sluice).isEqualTo(skewJoin(builtin).collectAsList());
+      assertThat(sluice).isEqualTo(SkewJoin.of(builtin).collectAsList());
     } finally {
       builtin.stop();
     }
-  }
-
-  /**
-   * A sort-merge join whose left side has one hot key with three quarters of its rows and
-   * incompressible payloads: AQE splits the hot partition into map-index ranges of the left side.
-   * Reduced to one row: the count and the XOR of a hash of every joined row.
-   */
-  private static Dataset<Row> skewJoin(SparkSession spark) {
-    spark.conf().set("spark.sql.autoBroadcastJoinThreshold", "-1");
-    spark.conf().set("spark.sql.adaptive.coalescePartitions.enabled", "false");
-    spark.conf().set("spark.sql.adaptive.skewJoin.enabled", "true");
-    spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionFactor", "2");
-    spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "4k");
-    spark.conf().set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "4k");
-    Dataset<Row> left =
-        spark
-            .range(0, 6_000, 1, 4)
-            .selectExpr(
-                "CASE WHEN id % 4 != 0 THEN 0 ELSE id END AS k",
-                "sha2(CAST(id AS STRING), 256) AS lv");
-    Dataset<Row> right =
-        spark
-            .range(0, 2_000, 1, 2)
-            .selectExpr("id AS k", "sha2(CAST(id * 3 AS STRING), 256) AS rv");
-    return left.join(right, "k").selectExpr("count(*)", "bit_xor(xxhash64(k, lv, rv))");
   }
 }

@@ -21,6 +21,7 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerExecutorAdded;
 import org.apache.spark.scheduler.SparkListenerStageSubmitted;
+import io.sluice.spark.jobs.SkewJoin;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -93,7 +94,7 @@ class SparkOnYarnIT {
     SparkSession spark = yarnSession();
     try {
       spark.sparkContext().addSparkListener(executors);
-      Dataset<Row> join = skewJoin(spark);
+      Dataset<Row> join = SkewJoin.of(spark);
       joined = join.collectAsList();
       plan = join.queryExecution().executedPlan().toString();
 
@@ -126,7 +127,7 @@ class SparkOnYarnIT {
             .config("spark.sql.adaptive.enabled", "true")
             .getOrCreate();
     try {
-      assertThat(joined).isEqualTo(skewJoin(builtin).collectAsList());
+      assertThat(joined).isEqualTo(SkewJoin.of(builtin).collectAsList());
     } finally {
       builtin.stop();
     }
@@ -184,25 +185,6 @@ class SparkOnYarnIT {
         .collect(Collectors.joining(","));
   }
 
-  /** As ShadedJarSparkIT's: AQE splits the hot partition into map-index ranges. */
-  private static Dataset<Row> skewJoin(SparkSession spark) {
-    spark.conf().set("spark.sql.autoBroadcastJoinThreshold", "-1");
-    spark.conf().set("spark.sql.shuffle.partitions", "8");
-    spark.conf().set("spark.sql.adaptive.coalescePartitions.enabled", "false");
-    spark.conf().set("spark.sql.adaptive.skewJoin.enabled", "true");
-    spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionFactor", "2");
-    spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "4k");
-    spark.conf().set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "4k");
-    Dataset<Row> left =
-        spark
-            .range(0, 6_000, 1, 4)
-            .selectExpr(
-                "CASE WHEN id % 4 != 0 THEN 0 ELSE id END AS k",
-                "sha2(CAST(id AS STRING), 256) AS lv");
-    Dataset<Row> right =
-        spark.range(0, 2_000, 1, 2).selectExpr("id AS k", "sha2(CAST(id * 3 AS STRING), 256) AS rv");
-    return left.join(right, "k").selectExpr("count(*)", "bit_xor(xxhash64(k, lv, rv))");
-  }
 
   private static void await(BooleanSupplier condition, String what) throws InterruptedException {
     long deadline = System.currentTimeMillis() + WAIT_MILLIS;
