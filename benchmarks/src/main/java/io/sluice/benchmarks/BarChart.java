@@ -5,7 +5,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -13,7 +12,8 @@ import java.util.Map;
 /**
  * A grouped bar chart written as a plain SVG document: one group of bars per category (a workload),
  * one bar per series (built-in, Sluice...), each bar labelled with its value, a value axis with
- * grid lines, and a legend. A value that is not finite draws no bar.
+ * grid lines, and a legend. A value that is not finite draws no bar. Every {@code shuffle-bench}
+ * command draws its result table with it ({@code --chart}, see {@link ChartOption}).
  */
 final class BarChart {
   private static final String[] COLORS = {"#9e9e9e", "#1f77b4", "#ff7f0e", "#2ca02c"};
@@ -28,7 +28,8 @@ final class BarChart {
   private final String title;
   private final String unit;
   private final List<String> series;
-  private final Map<String, double[]> groups = new LinkedHashMap<>();
+  // in the order added; two groups may have the same name (a pusher count given twice)
+  private final List<Map.Entry<String, double[]>> groups = new ArrayList<>();
 
   /** A chart titled {@code title} whose values are in {@code unit}, with these series. */
   BarChart(String title, String unit, List<String> series) {
@@ -43,7 +44,7 @@ final class BarChart {
       throw new IllegalArgumentException(
           name + " has " + values.length + " values for " + series.size() + " series");
     }
-    groups.put(name, values.clone());
+    groups.add(Map.entry(name, values.clone()));
     return this;
   }
 
@@ -57,8 +58,8 @@ final class BarChart {
 
   String svg() {
     double max = 0;
-    for (double[] values : groups.values()) {
-      for (double v : values) {
+    for (Map.Entry<String, double[]> group : groups) {
+      for (double v : group.getValue()) {
         if (Double.isFinite(v)) {
           max = Math.max(max, v);
         }
@@ -66,7 +67,11 @@ final class BarChart {
     }
     double step = tickStep(max);
     double top = step * Math.max(1, Math.ceil(max / step));
+    // wide enough for its bars and for its label, at about 7 pixels per character
     int groupWidth = series.size() * BAR + GROUP_GAP;
+    for (Map.Entry<String, double[]> group : groups) {
+      groupWidth = Math.max(groupWidth, 7 * group.getKey().length() + 12);
+    }
     int width = LEFT + Math.max(1, groups.size()) * groupWidth + RIGHT;
     int legendWidth = 0;
     for (String s : series) {
@@ -127,8 +132,8 @@ final class BarChart {
             escape(unit)));
     // bars, their values and the group labels
     int g = 0;
-    for (Map.Entry<String, double[]> group : groups.entrySet()) {
-      int groupX = LEFT + GROUP_GAP / 2 + g * groupWidth;
+    for (Map.Entry<String, double[]> group : groups) {
+      int groupX = LEFT + g * groupWidth + (groupWidth - series.size() * BAR) / 2;
       double[] values = group.getValue();
       for (int i = 0; i < values.length; i++) {
         if (!Double.isFinite(values[i])) {

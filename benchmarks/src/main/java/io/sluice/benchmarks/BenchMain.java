@@ -64,5 +64,6 @@ public final class BenchMain {
     for (Map.Entry<String, String> e : DESCRIPTIONS.entrySet()) {
       s.printf("  %-10s %s%n", e.getKey(), e.getValue());
     }
+    s.println("Every benchmark takes --chart FILE: an SVG bar chart of its result table.");
   }
 }

@@ -36,6 +36,10 @@ final class FlinkBenchmark {
   static final String DESCRIPTION =
       "Flink batch jobs (keyby-sum, wide-keyby) on Sluice vs the built-in blocking shuffle";
   private static final String CHILD = "sluice.bench.flink.child";
+
+  /** The two shuffles, in the order of each workload's seconds. */
+  private static final List<String> MODES = List.of("built-in", "sluice");
+
   private static final Pattern NOT_FOR_FLINK =
       Pattern.compile("(spark-|scala-|kryo-shaded-|chill|json4s-|py4j-).*\\.jar");
 
@@ -59,6 +63,14 @@ final class FlinkBenchmark {
 
     @Parameter(names = "--dir", description = "Data directory of the Sluice server")
     String dir = System.getProperty("java.io.tmpdir") + "/sluice-bench-flink";
+
+    @Parameter(
+        names = ChartOption.NAME,
+        validateWith = ChartOption.class,
+        description =
+            "Also writes an SVG chart of the best job seconds per workload, built-in vs Sluice,"
+                + " to this file (its directory must exist)")
+    String chart;
 
     @Parameter(
         names = {"-h", "--help"},
@@ -151,7 +163,6 @@ final class FlinkBenchmark {
           FlinkWorkloads.Cluster sluice =
               FlinkWorkloads.Cluster.sluice("127.0.0.1:" + server.port())) {
         FlinkWorkloads.Cluster[] clusters = {builtin, sluice};
-        String[] modes = {"built-in", "sluice"};
         for (FlinkWorkloads.Workload w : workloads) {
           double[] best = {Double.MAX_VALUE, Double.MAX_VALUE};
           String[] sig = new String[2];
@@ -167,7 +178,7 @@ final class FlinkBenchmark {
               best[i] = Math.min(best[i], t);
               sig[i] = signature;
               out.printf(
-                  Locale.ROOT, "#   round %d %s: %.2f s, %s%n", round, modes[i], t, signature);
+                  Locale.ROOT, "#   round %d %s: %.2f s, %s%n", round, MODES.get(i), t, signature);
             }
           }
           seconds.put(w.name, best);
@@ -179,6 +190,9 @@ final class FlinkBenchmark {
             server.metrics().mapReadsInOrder().getCount(),
             server.metrics().mapReads().getCount());
       }
+      if (options.chart != null) {
+        ChartOption.write(chart(options, seconds), Path.of(options.chart), out);
+      }
       report(workloads, seconds, signatures);
       for (String[] s : signatures.values()) {
         if (!s[0].equals(s[1])) {
@@ -186,6 +200,24 @@ final class FlinkBenchmark {
         }
       }
       return 0;
+    }
+
+    /** The chart of the best job seconds per workload: built-in, then Sluice. */
+    static BarChart chart(Options options, Map<String, double[]> seconds) {
+      BarChart chart =
+          new BarChart(
+              String.format(
+                  Locale.ROOT,
+                  "shuffle-bench flink: job seconds, best of %d rounds (scale %s, %d cores)",
+                  options.rounds,
+                  Json.num(options.scale),
+                  Runtime.getRuntime().availableProcessors()),
+              "job seconds",
+              MODES);
+      for (Map.Entry<String, double[]> workload : seconds.entrySet()) {
+        chart.group(workload.getKey(), workload.getValue());
+      }
+      return chart;
     }
 
     private static ShuffleServer startServer(Path dir) throws IOException {

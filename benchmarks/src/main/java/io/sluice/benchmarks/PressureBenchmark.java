@@ -65,6 +65,14 @@ public final class PressureBenchmark {
         description = "Data directory (default: a fresh one under java.io.tmpdir, deleted after)")
     String dir;
 
+    @Parameter(
+        names = ChartOption.NAME,
+        validateWith = ChartOption.class,
+        description =
+            "Also writes an SVG chart of ingest and read MB/s, the large maximum (baseline) vs the"
+                + " small one, to this file (its directory must exist)")
+    String chart;
+
     @Parameter(names = "--help", help = true, description = "Show the options")
     boolean help;
   }
@@ -146,6 +154,9 @@ public final class PressureBenchmark {
         Run bounded = runOnce(dir, memory, o.pushers, o.partitions, size, o.batchSize);
         out.println("run: memory max " + o.unboundedMemory);
         Run free = runOnce(dir, unbounded, o.pushers, o.partitions, size, o.batchSize);
+        if (o.chart != null) {
+          ChartOption.write(chart(o, bounded.result, free.result), Path.of(o.chart), out);
+        }
         report(out, bounded, free, o.batchSize);
         return bounded.result.verified() && free.result.verified() ? 0 : 1;
       } finally {
@@ -233,6 +244,27 @@ public final class PressureBenchmark {
           server.metrics().pushesCongested().getCount(),
           peakNetty.get());
     }
+  }
+
+  /**
+   * The chart of ingest and read MB/s: the baseline run with the large maximum ({@code free}), then
+   * the run under pressure ({@code bounded}).
+   */
+  static BarChart chart(Options o, RoundResult bounded, RoundResult free) {
+    return new BarChart(
+            String.format(
+                Locale.ROOT,
+                "shuffle-bench pressure: MB/s, %s with %d pushers over %d partitions, batches of %s"
+                    + " (%d CPUs)",
+                o.size,
+                o.pushers,
+                o.partitions,
+                o.batchSize,
+                Runtime.getRuntime().availableProcessors()),
+            "MB/s (MB = 2^20 bytes)",
+            List.of("memory max " + o.unboundedMemory + " (baseline)", "memory max " + o.memory))
+        .group("ingest (until committed)", free.ingestMBps(), bounded.ingestMBps())
+        .group("read", free.readMBps(), bounded.readMBps());
   }
 
   private static void report(PrintStream out, Run bounded, Run free, String batchSize) {

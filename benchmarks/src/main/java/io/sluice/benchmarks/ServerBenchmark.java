@@ -164,6 +164,9 @@ public final class ServerBenchmark {
       out.println(ChecksumRun.comparison(runs.get(0), runs.get(1)));
     }
     boolean verified = runs.stream().allMatch(ChecksumRun::verified);
+    if (options.chart != null) {
+      ChartOption.write(chart(options, runs, rawDiskMBps), Paths.get(options.chart), out);
+    }
     out.println(toJson(runs, rawBefore.mbps(), rawAfter.mbps(), rawDiskMBps, verified));
     out.flush();
     return verified;
@@ -252,15 +255,60 @@ public final class ServerBenchmark {
   }
 
   private String label(ChecksumSetup setup) {
+    String name = runName(options, setup.run);
+    return name.isEmpty() ? "" : " (" + name + ")";
+  }
+
+  /** What sets {@code run} apart from the others compared in the same benchmark; "" if alone. */
+  private static String runName(ServerBenchmarkOptions options, ChecksumRun run) {
     if (options.securityRuns().size() > 1) {
-      return " (" + setup.run.security.key + ")";
+      return run.security.key;
     }
     if (options.replicationRuns().size() > 1) {
-      return " (factor " + setup.run.replicationFactor + ")";
+      return "factor " + run.replicationFactor;
     }
-    return options.checksumRuns().size() > 1
-        ? " (checksums " + (setup.run.checksums ? "on" : "off") + ")"
-        : "";
+    return options.checksumRuns().size() > 1 ? "checksums " + (run.checksums ? "on" : "off") : "";
+  }
+
+  /**
+   * The chart of the result table: per pusher count (and, when runs are compared, per run, side by
+   * side) the raw disk rate of the same run, then Sluice's push, ingest and read MB/s.
+   */
+  static BarChart chart(
+      ServerBenchmarkOptions options, List<ChecksumRun> runs, double rawDiskMBps) {
+    BarChart chart =
+        new BarChart(
+            String.format(
+                Locale.ROOT,
+                "shuffle-bench server: MB/s per pusher count (%s per run, %d partitions,"
+                    + " compression %s, checksums %s, replication %s, %d CPUs)",
+                size(options.sizeBytes),
+                options.partitions,
+                options.compression,
+                options.checksums,
+                options.replication,
+                Runtime.getRuntime().availableProcessors()),
+            "MB/s (MB = 2^20 bytes)",
+            List.of("raw disk write+fsync", "sluice push", "sluice ingest", "sluice read"));
+    int rounds = runs.stream().mapToInt(r -> r.results.size()).max().orElse(0);
+    for (int i = 0; i < rounds; i++) {
+      for (ChecksumRun run : runs) {
+        if (i >= run.results.size()) {
+          continue;
+        }
+        RoundResult r = run.results.get(i);
+        String name = runName(options, run);
+        chart.group(
+            r.pushers
+                + (r.pushers == 1 ? " pusher" : " pushers")
+                + (name.isEmpty() ? "" : ", " + name),
+            rawDiskMBps,
+            r.pushMBps(),
+            r.ingestMBps(),
+            r.readMBps());
+      }
+    }
+    return chart;
   }
 
   private static String size(long bytes) {

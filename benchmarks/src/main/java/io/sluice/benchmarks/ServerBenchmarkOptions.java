@@ -100,6 +100,14 @@ public final class ServerBenchmarkOptions {
   List<String> conf = new ArrayList<>();
 
   @Parameter(
+      names = ChartOption.NAME,
+      validateWith = ChartOption.class,
+      description =
+          "Also writes an SVG chart of push, ingest and read MB/s per pusher count (and per run"
+              + " compared), next to the raw disk rate, to this file (its directory must exist)")
+  String chart;
+
+  @Parameter(
       names = {"--help", "-h"},
       help = true,
       description = "Show this help")

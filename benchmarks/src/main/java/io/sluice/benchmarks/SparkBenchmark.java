@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -115,10 +116,11 @@ final class SparkBenchmark {
     String dir = System.getProperty("java.io.tmpdir") + "/sluice-bench-spark";
 
     @Parameter(
-        names = "--chart",
+        names = ChartOption.NAME,
+        validateWith = ChartOption.class,
         description =
             "Where to write the SVG chart of job seconds per workload (default: spark-bench.svg"
-                + " in --dir)")
+                + " in --dir); its directory must exist")
     String chart = "";
 
     @Parameter(
@@ -667,6 +669,22 @@ final class SparkBenchmark {
       if (both) {
         series.add(modes[OTHER]);
       }
+      Map<String, double[]> seconds = new LinkedHashMap<>();
+      for (SparkWorkloads.Workload w : workloads) {
+        seconds.put(w.name(), results.seconds.get(w.name()));
+      }
+      Path file =
+          options.chart.isEmpty()
+              ? Path.of(options.dir, "spark-bench.svg")
+              : Path.of(options.chart);
+      ChartOption.write(chart(options, series, seconds), file, out);
+    }
+
+    /**
+     * The chart of job seconds per workload: one bar per series, from each workload's seconds in
+     * column order (built-in, Sluice, the second Sluice run); columns past the series are left out.
+     */
+    static BarChart chart(Options options, List<String> series, Map<String, double[]> seconds) {
       BarChart chart =
           new BarChart(
               String.format(
@@ -679,20 +697,10 @@ final class SparkBenchmark {
                   Runtime.getRuntime().availableProcessors()),
               "job seconds",
               series);
-      for (SparkWorkloads.Workload w : workloads) {
-        double[] s = results.seconds.get(w.name());
-        chart.group(w.name(), both ? s : new double[] {s[BUILTIN], s[SLUICE]});
+      for (Map.Entry<String, double[]> workload : seconds.entrySet()) {
+        chart.group(workload.getKey(), Arrays.copyOf(workload.getValue(), series.size()));
       }
-      Path file =
-          options.chart.isEmpty()
-              ? Path.of(options.dir, "spark-bench.svg")
-              : Path.of(options.chart);
-      try {
-        chart.write(file);
-        out.println("# chart: " + file.toAbsolutePath());
-      } catch (IOException e) {
-        out.println("# chart not written to " + file.toAbsolutePath() + ": " + e);
-      }
+      return chart;
     }
 
     /** The JSON name of the second Sluice run's time. */

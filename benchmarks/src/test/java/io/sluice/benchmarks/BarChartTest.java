@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.offset;
 
+import com.beust.jcommander.ParameterException;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,9 +18,13 @@ import org.w3c.dom.Document;
 import org.w3c.dom.Element;
 import org.w3c.dom.NodeList;
 
-/** The SVG of {@code shuffle-bench spark --chart}: well-formed, one labelled bar per value. */
+/**
+ * The SVG of {@code shuffle-bench <command> --chart}: well-formed, one labelled bar per value; and
+ * the paths {@code --chart} refuses.
+ */
 class BarChartTest {
-  private static Document parse(String svg) throws Exception {
+  /** Parses an SVG document, failing on one that is not well-formed. */
+  static Document parse(String svg) throws Exception {
     DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
     factory.setNamespaceAware(true);
     return factory
@@ -27,7 +32,7 @@ class BarChartTest {
         .parse(new ByteArrayInputStream(svg.getBytes(StandardCharsets.UTF_8)));
   }
 
-  private static List<Element> withClass(Document doc, String tag, String cssClass) {
+  static List<Element> withClass(Document doc, String tag, String cssClass) {
     List<Element> found = new ArrayList<>();
     NodeList nodes = doc.getElementsByTagName(tag);
     for (int i = 0; i < nodes.getLength(); i++) {
@@ -39,7 +44,8 @@ class BarChartTest {
     return found;
   }
 
-  private static List<String> texts(Document doc, String cssClass) {
+  /** The contents of the text elements of {@code cssClass}: title, legend, group, value... */
+  static List<String> texts(Document doc, String cssClass) {
     List<String> found = new ArrayList<>();
     for (Element e : withClass(doc, "text", cssClass)) {
       found.add(e.getTextContent());
@@ -104,6 +110,42 @@ class BarChartTest {
     assertThat(texts(doc, "title")).containsExactly("a <b> & \"c\"");
     assertThat(texts(doc, "group")).containsExactly("x<y");
     assertThat(texts(doc, "legend")).contains("sluice & replicas");
+  }
+
+  @Test
+  void aLongGroupNameWidensItsGroupAndNamesMayRepeat() throws Exception {
+    String svg =
+        new BarChart("t", "MB/s", List.of("raw disk", "sluice"))
+            .group("16 pushers, checksums off", 100, 200)
+            .group("16 pushers, checksums off", 110, 210)
+            .group("x", 1, 2)
+            .svg();
+
+    Document doc = parse(svg);
+
+    assertThat(withClass(doc, "rect", "bar")).hasSize(6);
+    assertThat(texts(doc, "group"))
+        .containsExactly("16 pushers, checksums off", "16 pushers, checksums off", "x");
+    List<Element> labels = withClass(doc, "text", "group");
+    int apart = number(labels.get(1), "x") - number(labels.get(0), "x");
+    assertThat(apart).isGreaterThanOrEqualTo(7 * "16 pushers, checksums off".length());
+  }
+
+  @Test
+  void theChartFileMustBeInADirectoryThatExists(@TempDir Path dir) throws Exception {
+    assertThat(ChartOption.check("--chart", dir.resolve("a.svg").toString()))
+        .isEqualTo(dir.resolve("a.svg").toAbsolutePath());
+    for (String bad : List.of(dir.resolve("missing/a.svg").toString(), dir.toString(), "", "  ")) {
+      assertThatThrownBy(() -> ChartOption.check("--chart", bad))
+          .isInstanceOf(ParameterException.class)
+          .hasMessageStartingWith("--chart");
+    }
+    assertThatThrownBy(() -> ChartOption.check("--chart", dir.resolve("missing/a.svg").toString()))
+        .hasMessageContaining("does not exist")
+        .hasMessageContaining(dir.resolve("missing").toString());
+    Path file = Files.writeString(dir.resolve("b.svg"), "");
+    assertThatThrownBy(() -> ChartOption.check("--chart", file.resolve("c.svg").toString()))
+        .hasMessageContaining("does not exist");
   }
 
   @Test

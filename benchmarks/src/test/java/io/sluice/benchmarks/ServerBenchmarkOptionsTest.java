@@ -8,11 +8,17 @@ import com.beust.jcommander.ParameterException;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.w3c.dom.Document;
 
-/** {@code shuffle-bench server --replication}: the values it takes and those it refuses. */
+/**
+ * {@code shuffle-bench server --replication} and {@code --chart}: the values they take and those
+ * they refuse, and the chart of a result table.
+ */
 class ServerBenchmarkOptionsTest {
   private static ServerBenchmarkOptions parse(String... args) {
     ServerBenchmarkOptions options = new ServerBenchmarkOptions();
@@ -104,5 +110,83 @@ class ServerBenchmarkOptionsTest {
     assertThat(err.toString(StandardCharsets.UTF_8))
         .contains("shuffle-bench server: --replication must be 1, 2 or both, not 3");
     assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
+  }
+
+  private static int run(ByteArrayOutputStream out, ByteArrayOutputStream err, String... args) {
+    return ServerBenchmark.run(
+        args,
+        new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void chartIsOffByDefaultAndNamesAFileInADirectoryThatExists(@TempDir Path dir) {
+    assertThat(valid().chart).isNull();
+    assertThat(valid("--chart", dir.resolve("server.svg").toString()).chart)
+        .isEqualTo(dir.resolve("server.svg").toString());
+    ByteArrayOutputStream help = new ByteArrayOutputStream();
+    assertThat(run(help, new ByteArrayOutputStream(), "--help")).isZero();
+    assertThat(help.toString(StandardCharsets.UTF_8)).contains("--chart");
+  }
+
+  @Test
+  void aChartInADirectoryThatDoesNotExistIsRefusedBeforeTheRun(@TempDir Path dir) {
+    String missing = dir.resolve("no-such-dir/server.svg").toString();
+    assertThatThrownBy(() -> parse("--chart", missing))
+        .isInstanceOf(ParameterException.class)
+        .hasMessageContaining("--chart");
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    int exit = run(out, err, "--chart", missing, "--dir", dir.resolve("data").toString());
+
+    assertThat(exit).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("shuffle-bench server: --chart")
+        .contains("does not exist");
+    assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
+    assertThat(dir.resolve("data")).doesNotExist();
+  }
+
+  private static RoundResult round(
+      int pushers, long pushMillis, long commitMillis, long readMillis) {
+    RoundResult.Builder b = new RoundResult.Builder(pushers);
+    b.bytesWritten = 1L << 30;
+    b.pushNanos = pushMillis * 1_000_000;
+    b.commitNanos = commitMillis * 1_000_000;
+    b.readNanos = readMillis * 1_000_000;
+    return b.build();
+  }
+
+  @Test
+  void theChartShowsRawDiskAndSluiceRatesPerPusherCountAndRun() throws Exception {
+    ServerBenchmarkOptions options = valid("--checksums", "both", "--size", "1g");
+    ChecksumRun off = new ChecksumRun(false, false, WireSecurity.PLAIN, 1);
+    ChecksumRun on = new ChecksumRun(true, true, WireSecurity.PLAIN, 1);
+    // 1 GiB: pushed in 2 s (512 MB/s), committed 2 s later (256 MB/s), read in 1 s (1024 MB/s)
+    off.results.add(round(1, 2000, 2000, 1000));
+    on.results.add(round(1, 4000, 4000, 2000));
+    off.results.add(round(16, 1000, 1000, 500));
+    on.results.add(RoundResult.failed(16, "lost"));
+
+    Document doc = BarChartTest.parse(ServerBenchmark.chart(options, List.of(off, on), 300).svg());
+
+    assertThat(BarChartTest.texts(doc, "group"))
+        .containsExactly(
+            "1 pusher, checksums off",
+            "1 pusher, checksums on",
+            "16 pushers, checksums off",
+            "16 pushers, checksums on");
+    assertThat(BarChartTest.texts(doc, "legend"))
+        .containsExactly("raw disk write+fsync", "sluice push", "sluice ingest", "sluice read");
+    assertThat(BarChartTest.texts(doc, "unit")).containsExactly("MB/s (MB = 2^20 bytes)");
+    assertThat(BarChartTest.texts(doc, "title").get(0))
+        .startsWith("shuffle-bench server:")
+        .contains("1 GiB per run");
+    // the failed round draws only the raw disk bar
+    assertThat(BarChartTest.texts(doc, "value"))
+        .containsExactly(
+            "300", "512", "256", "1024", "300", "256", "128", "512", "300", "1024", "512", "2048",
+            "300");
   }
 }

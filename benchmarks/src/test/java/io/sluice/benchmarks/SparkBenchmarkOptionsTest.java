@@ -5,10 +5,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.w3c.dom.Document;
 
-/** {@code shuffle-bench spark}: options it passes on and those it refuses before anything runs. */
+/**
+ * {@code shuffle-bench spark}: options it passes on and those it refuses before anything runs, and
+ * the chart of a result table.
+ */
 class SparkBenchmarkOptionsTest {
   @Test
   void serverSettingsAreKeyValuePairs() {
@@ -49,5 +57,67 @@ class SparkBenchmarkOptionsTest {
     assertThat(err.toString(StandardCharsets.UTF_8))
         .contains("unknown workload 'sort'")
         .contains("small-blocks");
+  }
+
+  @Test
+  void chartNamesAFileInADirectoryThatExists(@TempDir Path dir) {
+    SparkBenchmark.Options options = new SparkBenchmark.Options();
+    PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+    String file = dir.resolve("spark.svg").toString();
+
+    Integer exit =
+        BenchmarkCli.parse(
+            SparkBenchmark.NAME,
+            options,
+            () -> options.help,
+            new String[] {"--chart", file},
+            out,
+            out);
+
+    assertThat(exit).isNull();
+    assertThat(options.chart).isEqualTo(file);
+    // without --chart the chart goes to spark-bench.svg in --dir, as before
+    assertThat(new SparkBenchmark.Options().chart).isEmpty();
+  }
+
+  @Test
+  void aChartInADirectoryThatDoesNotExistIsRefusedBeforeAnythingStarts(@TempDir Path dir) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int exit =
+        SparkBenchmark.run(
+            new String[] {
+              "--chart",
+              dir.resolve("no-such-dir/spark.svg").toString(),
+              "--dir",
+              dir.resolve("data").toString()
+            },
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+    assertThat(exit).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("shuffle-bench spark: --chart")
+        .contains("does not exist");
+    assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
+    assertThat(dir.resolve("data")).doesNotExist();
+  }
+
+  @Test
+  void theChartShowsJobSecondsPerWorkloadAndRun() throws Exception {
+    Map<String, double[]> seconds = new LinkedHashMap<>();
+    seconds.put("repartition", new double[] {10.2, 12.7, 0});
+    seconds.put("skew-join", new double[] {9.0, 3.9, 0});
+
+    Document doc =
+        BarChartTest.parse(
+            SparkBenchmark.SparkBenchmarkRun.chart(
+                    new SparkBenchmark.Options(), List.of("built-in", "sluice"), seconds)
+                .svg());
+
+    assertThat(BarChartTest.texts(doc, "group")).containsExactly("repartition", "skew-join");
+    assertThat(BarChartTest.texts(doc, "legend")).containsExactly("built-in", "sluice");
+    assertThat(BarChartTest.texts(doc, "value")).containsExactly("10.2", "12.7", "9.00", "3.90");
+    assertThat(BarChartTest.texts(doc, "unit")).containsExactly("job seconds");
+    assertThat(BarChartTest.texts(doc, "title").get(0)).startsWith("shuffle-bench spark:");
   }
 }
