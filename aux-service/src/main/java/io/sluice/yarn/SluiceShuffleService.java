@@ -6,6 +6,10 @@ import io.sluice.common.SluiceConf;
 import io.sluice.network.NetworkConf;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ShuffleServer;
+import io.sluice.server.admin.AdminApi;
+import io.sluice.server.admin.AdminConf;
+import io.sluice.server.admin.AdminHttpServer;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.metrics2.MetricsException;
@@ -48,6 +52,8 @@ public final class SluiceShuffleService extends AuxiliaryService {
   private NetworkConf networkConf;
   private volatile ShuffleServer server;
   private boolean metricsRegistered;
+  private AdminConf adminConf;
+  private volatile AdminHttpServer http;
 
   public SluiceShuffleService() {
     super(NAME);
@@ -58,6 +64,7 @@ public final class SluiceShuffleService extends AuxiliaryService {
     SluiceConf sluice = YarnServerConf.from(conf, getRecoveryPath());
     serverConf = new ServerConf(sluice);
     networkConf = new NetworkConf(sluice);
+    adminConf = new AdminConf(sluice);
     for (String unknown : sluice.unknownKeys().keySet()) {
       LOG.warn(
           "Unknown configuration key {} in the NodeManager's configuration (ignored)", unknown);
@@ -70,6 +77,7 @@ public final class SluiceShuffleService extends AuxiliaryService {
     MetricRegistry metrics = new MetricRegistry();
     server = new ShuffleServer(serverConf, networkConf, metrics, Clock.SYSTEM);
     registerMetrics(metrics);
+    http = startAdminHttp(metrics, server);
     LOG.info(
         "{} serves on port {} with data directories {} and its state in {}",
         NAME,
@@ -77,6 +85,36 @@ public final class SluiceShuffleService extends AuxiliaryService {
         serverConf.dirs(),
         serverConf.stateDir());
     super.serviceStart();
+  }
+
+  /**
+   * The admin API and Prometheus metrics on {@code sluice.metrics.port} (off with -1); a port that
+   * cannot be bound is worth a warning, not the NodeManager.
+   */
+  private AdminHttpServer startAdminHttp(MetricRegistry metrics, ShuffleServer s) {
+    if (serverConf.metricsPort() < 0) {
+      return null;
+    }
+    try {
+      return new AdminHttpServer(
+          metrics,
+          new AdminApi(s, adminConf),
+          serverConf.metricsHost(),
+          serverConf.metricsPort(),
+          networkConf.tls());
+    } catch (IOException | RuntimeException e) {
+      LOG.warn(
+          "Cannot serve the admin API and metrics on port {} (sluice.metrics.port): {}",
+          serverConf.metricsPort(),
+          e.toString());
+      return null;
+    }
+  }
+
+  /** The port of the admin API and metrics, or -1 when they are not served. */
+  public int adminPort() {
+    AdminHttpServer h = http;
+    return h == null ? -1 : h.port();
   }
 
   /** Metrics are worth a warning, not the NodeManager: a failure here does not stop the service. */
@@ -103,7 +141,14 @@ public final class SluiceShuffleService extends AuxiliaryService {
     ShuffleServer s = server;
     server = null;
     if (s != null) {
-      s.close();
+      // with sluice.shutdown.drainTimeout, reads go on until the applications end (a rolling
+      // restart of the NodeManager); the open splits are committed either way
+      s.drainThenClose(adminConf.drainTimeoutMillis());
+    }
+    AdminHttpServer h = http;
+    http = null;
+    if (h != null) {
+      h.close();
     }
     super.serviceStop();
   }

@@ -85,7 +85,14 @@ public final class AuthConf {
     this.appSecret = secret(conf, APP_SECRET, APP_SECRET_FILE);
   }
 
-  private static Optional<byte[]> secret(
+  /**
+   * A secret given inline or in a file (whitespace around it ignored), of at least 16 bytes; empty
+   * when neither is set.
+   *
+   * @throws IllegalArgumentException naming the setting when both are set, the file cannot be read
+   *     or the secret is too short
+   */
+  public static Optional<byte[]> secret(
       SluiceConf conf, ConfigKey<String> inline, ConfigKey<String> file) {
     String value = conf.get(inline);
     String path = conf.get(file);

@@ -6,6 +6,7 @@ import io.sluice.network.NetworkConf;
 import io.sluice.network.TlsConf;
 import io.sluice.server.IntegrityConf;
 import io.sluice.server.ServerConf;
+import io.sluice.server.admin.AdminConf;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -20,6 +21,7 @@ public final class ConfigKeys {
   static {
     List<ConfigKey<?>> all = new ArrayList<>();
     all.addAll(ServerConf.KEYS);
+    all.addAll(AdminConf.KEYS);
     all.addAll(IntegrityConf.KEYS);
     all.addAll(AuthConf.KEYS);
     all.addAll(NetworkConf.KEYS);

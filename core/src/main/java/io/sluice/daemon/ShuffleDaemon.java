@@ -9,7 +9,9 @@ import io.sluice.common.SluiceConf;
 import io.sluice.network.NetworkConf;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ShuffleServer;
-import io.sluice.server.metrics.MetricsHttpServer;
+import io.sluice.server.admin.AdminApi;
+import io.sluice.server.admin.AdminConf;
+import io.sluice.server.admin.AdminHttpServer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -25,6 +27,9 @@ import java.util.concurrent.CountDownLatch;
  * {@code --conf FILE}, then the command-line options. SIGTERM stops it cleanly.
  */
 public final class ShuffleDaemon {
+  /** The system property naming the file {@code shuffle-daemon stop --drain} writes. */
+  static final String DRAIN_REQUEST = "sluice.drainRequestFile";
+
   private ShuffleDaemon() {}
 
   public static void main(String[] args) {
@@ -55,10 +60,12 @@ public final class ShuffleDaemon {
     SluiceConf conf;
     ServerConf serverConf;
     NetworkConf networkConf;
+    AdminConf adminConf;
     try {
       conf = loadConf(options);
       serverConf = new ServerConf(conf);
       networkConf = new NetworkConf(conf);
+      adminConf = new AdminConf(conf);
     } catch (IllegalArgumentException | IOException e) {
       err.println("shuffle-daemon: configuration error: " + e.getMessage());
       return 2;
@@ -76,13 +83,15 @@ public final class ShuffleDaemon {
     }
     JmxReporter jmx = JmxReporter.forRegistry(metrics).inDomain("sluice").build();
     jmx.start();
-    MetricsHttpServer http = startMetricsHttp(metrics, serverConf, networkConf, err);
+    AdminHttpServer http =
+        startAdminHttp(metrics, new AdminApi(server, adminConf), serverConf, networkConf, err);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(
                 () -> {
-                  server.close();
+                  server.drainThenClose(
+                      Math.max(adminConf.drainTimeoutMillis(), drainRequestMillis(err)));
                   jmx.stop();
                   if (http != null) {
                     http.close();
@@ -90,7 +99,10 @@ public final class ShuffleDaemon {
                   stopped.countDown();
                 },
                 "sluice-shutdown"));
-    out.println("Sluice shuffle server serving on port " + server.port());
+    out.println(
+        "Sluice shuffle server serving on port "
+            + server.port()
+            + (http == null ? "" : "; metrics and admin API on port " + http.port()));
     out.flush();
     if (options.portFile != null) {
       try {
@@ -107,15 +119,46 @@ public final class ShuffleDaemon {
     return 0;
   }
 
-  /** The Prometheus endpoint; a port that cannot be bound costs the metrics, not the server. */
-  private static MetricsHttpServer startMetricsHttp(
-      MetricRegistry metrics, ServerConf conf, NetworkConf networkConf, PrintStream err) {
+  /**
+   * How long {@code shuffle-daemon stop --drain} asked the stop to drain: the file named by the
+   * system property {@value #DRAIN_REQUEST} holds seconds; 0 when there is none. The script writes
+   * it just before SIGTERM, and it is deleted here.
+   */
+  static long drainRequestMillis(PrintStream err) {
+    String file = System.getProperty(DRAIN_REQUEST);
+    if (file == null) {
+      return 0;
+    }
+    Path path = Paths.get(file);
+    try {
+      if (!Files.exists(path)) {
+        return 0;
+      }
+      String text = Files.readString(path).trim();
+      Files.deleteIfExists(path);
+      return Math.max(0, Long.parseLong(text)) * 1000;
+    } catch (IOException | NumberFormatException e) {
+      err.println("shuffle-daemon: ignoring the drain request in " + path + ": " + e);
+      return 0;
+    }
+  }
+
+  /**
+   * The metrics and admin port; a port that cannot be bound costs the metrics and the API, not the
+   * server.
+   */
+  private static AdminHttpServer startAdminHttp(
+      MetricRegistry metrics,
+      AdminApi api,
+      ServerConf conf,
+      NetworkConf networkConf,
+      PrintStream err) {
     if (conf.metricsPort() < 0) {
       return null;
     }
     try {
-      return new MetricsHttpServer(
-          metrics, conf.metricsHost(), conf.metricsPort(), networkConf.tls());
+      return new AdminHttpServer(
+          metrics, api, conf.metricsHost(), conf.metricsPort(), networkConf.tls());
     } catch (IOException | IllegalArgumentException e) {
       err.println(
           "shuffle-daemon: warning: cannot serve metrics on port "

@@ -194,6 +194,7 @@ final class MapPartitionRequests {
     file.append(h.getRegionIndex(), h.getSequence(), body);
     request.handOver();
     metrics.bytesPushed().mark(bytes);
+    registry.countPushed(file.key().appId(), bytes);
     if (h.getReplica()) {
       metrics.replicaBytesPushed().mark(bytes);
     }

@@ -195,9 +195,11 @@ final class PushIntake {
     switch (result) {
       case OK:
         metrics.bytesPushed().mark(bytes);
+        registry.countPushed(h.appId(), bytes);
         return OK;
       case SOFT_SPLIT:
         metrics.bytesPushed().mark(bytes);
+        registry.countPushed(h.appId(), bytes);
         metrics.softSplits().mark();
         return new Outcome(
             Status.SOFT_SPLIT, target.key() + " took the data; move the partition to a new split");

@@ -44,6 +44,7 @@ import io.sluice.server.read.ReadStreams;
 import io.sluice.server.sort.MapRangeReads;
 import io.sluice.server.storage.ChunkExtents;
 import io.sluice.server.storage.CommittedSplitFile;
+import io.sluice.server.storage.ServerDecommissionedException;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
 import io.sluice.server.storage.ShuffleShape;
@@ -108,6 +109,8 @@ final class ServerRequestHandler implements RequestHandler {
       response = dispatch(channel, request);
     } catch (MapPartitionRequests.StatusError e) {
       response = Messages.error(id, e.status, e.getMessage());
+    } catch (ServerDecommissionedException e) {
+      response = Messages.error(id, Status.DECOMMISSIONING, e.getMessage());
     } catch (IllegalArgumentException e) {
       metrics.badRequests().mark();
       response = Messages.error(id, Status.BAD_REQUEST, e.getMessage());
@@ -476,6 +479,7 @@ final class ServerRequestHandler implements RequestHandler {
       return Messages.error(h.getRequestId(), Status.NOT_FOUND, damage);
     }
     metrics.bytesRead().mark(length);
+    registry.countRead(file.key().appId(), length);
     Response ok = Response.newBuilder().setRequestId(h.getRequestId()).setStatus(Status.OK).build();
     if (Tls.isSecured(channel)) {
       // TLS encrypts every byte: no sendfile; the chunk is read into a buffer off this thread

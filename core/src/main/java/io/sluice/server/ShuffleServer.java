@@ -26,6 +26,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -65,6 +66,18 @@ public final class ShuffleServer implements Closeable {
   private final TransportServer transport;
   private final String advertisedHost;
   private volatile boolean closed;
+  private final Clock clock;
+  private final long startedAtMillis;
+
+  /** Where a server is in its working life (the admin API's {@code state}). */
+  public enum Lifecycle {
+    /** Takes new shuffles and serves what it holds. */
+    SERVING,
+    /** Decommissioned: takes nothing new, serves what applications still hold here. */
+    DECOMMISSIONING,
+    /** Decommissioned and holding no application's data: it can be stopped without harm. */
+    DRAINED
+  }
 
   /** Each connection's authentication gate, or null without sluice.auth.enabled. */
   private Supplier<ChannelHandler> authGate(ServerConf conf) {
@@ -90,6 +103,8 @@ public final class ShuffleServer implements Closeable {
       ServerConf conf, NetworkConf networkConf, MetricRegistry metricRegistry, Clock clock)
       throws IOException {
     long startNanos = System.nanoTime();
+    this.clock = clock;
+    this.startedAtMillis = clock.millis();
     DirectMemoryLimit.check(conf.memoryMax(), PlatformDependent.maxDirectMemory());
     if (conf.chunkSize() > networkConf.maxFrameSize() - CHUNK_RESPONSE_HEADROOM) {
       throw new IllegalArgumentException(
@@ -140,8 +155,9 @@ public final class ShuffleServer implements Closeable {
             conf.mapReadBuffers(),
             conf.mapReadBufferSize(),
             memory,
-            metrics);
-    metrics.registerOpenStreams(() -> streams.openCount() + mapStreams.openCount());
+            metrics,
+            registry::countRead);
+    metrics.registerOpenStreams(this::openStreamCount);
     ServerRequestHandler handler =
         new ServerRequestHandler(
             registry,
@@ -269,6 +285,98 @@ public final class ShuffleServer implements Closeable {
 
   public ShuffleRegistry registry() {
     return registry;
+  }
+
+  /**
+   * Takes the server out of service for maintenance: it takes no new shuffle and no new split
+   * (clients place new data elsewhere; pushes to its splits are answered HARD_SPLIT, so writers
+   * move those partitions on), commits its open splits with all they accepted, lets map partitions
+   * already placed here finish, and goes on serving reads until the applications that hold data
+   * here end or expire ({@link Lifecycle#DRAINED}). Idempotent.
+   *
+   * @return completes with the number of splits committed by this call
+   */
+  public CompletableFuture<Integer> decommission() {
+    boolean first = !registry.isDecommissioning();
+    if (first) {
+      LOG.info(
+          "Decommissioning the Sluice shuffle server on port {}: no new shuffles or splits; {}"
+              + " shuffle(s) of {} application(s) are served until they end",
+          port(),
+          registry.shuffleCount(),
+          registry.applicationCount());
+    }
+    return registry
+        .decommission()
+        .thenApply(
+            committed -> {
+              if (first) {
+                LOG.info(
+                    "Decommissioning the server on port {}: committed {} open split(s)",
+                    port(),
+                    committed.size());
+              }
+              return committed.size();
+            });
+  }
+
+  /**
+   * Stops after a drain: decommissions the server and waits, for at most {@code timeoutMillis},
+   * until no application holds data here, then {@link #close() stops}. 0 stops at once.
+   */
+  public void drainThenClose(long timeoutMillis) {
+    if (timeoutMillis > 0 && !closed) {
+      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+      decommission();
+      long nextLog = 0;
+      while (lifecycle() != Lifecycle.DRAINED && System.nanoTime() < deadline) {
+        if (System.nanoTime() >= nextLog) {
+          LOG.info(
+              "Draining the server on port {} before it stops: {} shuffle(s) of {} application(s)"
+                  + " left; stopping anyway in {} s (sluice.shutdown.drainTimeout)",
+              port(),
+              registry.shuffleCount(),
+              registry.applicationCount(),
+              TimeUnit.NANOSECONDS.toSeconds(deadline - System.nanoTime()));
+          nextLog = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        }
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+      LOG.info(
+          "Server on port {} {} before stopping",
+          port(),
+          lifecycle() == Lifecycle.DRAINED ? "drained" : "did not drain");
+    }
+    close();
+  }
+
+  /** Ends a decommission: the server takes new shuffles again. Idempotent. */
+  public void cancelDecommission() {
+    if (registry.isDecommissioning()) {
+      registry.cancelDecommission();
+      LOG.info("Decommission of the server on port {} cancelled: it takes new shuffles", port());
+    }
+  }
+
+  public Lifecycle lifecycle() {
+    if (!registry.isDecommissioning()) {
+      return Lifecycle.SERVING;
+    }
+    return registry.shuffleCount() == 0 ? Lifecycle.DRAINED : Lifecycle.DECOMMISSIONING;
+  }
+
+  public long uptimeMillis() {
+    return clock.millis() - startedAtMillis;
+  }
+
+  /** Read streams open now (reduce-partition splits and map partitions). */
+  public int openStreamCount() {
+    return streams.openCount() + mapStreams.openCount();
   }
 
   /** What this server restored from its state store when it started. */

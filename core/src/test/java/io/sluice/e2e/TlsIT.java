@@ -14,7 +14,7 @@ import io.sluice.common.SluiceConf;
 import io.sluice.network.NetworkConf;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.ServerAddress;
-import io.sluice.server.metrics.MetricsHttpServer;
+import io.sluice.server.admin.AdminHttpServer;
 import io.sluice.testutil.Records;
 import io.sluice.testutil.TestCertificates;
 import io.sluice.testutil.TestCluster;
@@ -223,7 +223,7 @@ class TlsIT {
     MetricRegistry registry = new MetricRegistry();
     registry.counter("sluice.server.test").inc(7);
     NetworkConf conf = new NetworkConf(SluiceConf.of(certs.conf()));
-    try (MetricsHttpServer http = new MetricsHttpServer(registry, "127.0.0.1", 0, conf.tls())) {
+    try (AdminHttpServer http = new AdminHttpServer(registry, null, "127.0.0.1", 0, conf.tls())) {
       HttpClient client =
           HttpClient.newBuilder()
               .sslContext(certs.trustingContext())

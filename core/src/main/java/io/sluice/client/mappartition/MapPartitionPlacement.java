@@ -10,6 +10,7 @@ import io.sluice.common.Ids;
 import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.ServerAddress;
+import io.sluice.protocol.proto.Status;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -207,7 +208,16 @@ public final class MapPartitionPlacement implements Closeable {
           ServerRequests.registerShuffle(appId, shuffleId, numMaps, numSubpartitions));
       used.add(s);
       return true;
-    } catch (IOException | StatusException e) {
+    } catch (StatusException e) {
+      failures.add(format(s) + ": " + e.getMessage());
+      if (e.status() == Status.DECOMMISSIONING) {
+        // taken out for maintenance: what it holds is still served, so nothing is lost
+        decommissioned(s, e.getMessage());
+      } else {
+        lost(s, e.getMessage());
+      }
+      return false;
+    } catch (IOException e) {
       failures.add(format(s) + ": " + e.getMessage());
       lost(s, e.getMessage());
       return false;
@@ -231,6 +241,21 @@ public final class MapPartitionPlacement implements Closeable {
                 LOG.debug("Could not release {} on {}: {}", id, format(server), e.toString());
               }
             });
+  }
+
+  /** Leaves a decommissioned server out of placement for a while; its partitions stay readable. */
+  private void decommissioned(InetSocketAddress s, String reason) {
+    long until = System.currentTimeMillis() + context.conf().excludeDurationMillis();
+    Long before = excludedUntil.put(s, until);
+    if (before == null || before <= System.currentTimeMillis()) {
+      LOG.info(
+          "Sluice server {} is being decommissioned; application {} places no new map partitions"
+              + " on it for {} ms: {}",
+          format(s),
+          appId,
+          context.conf().excludeDurationMillis(),
+          reason);
+    }
   }
 
   /** Leaves a server out of placement for a while and reports it lost (once per exclusion). */

@@ -16,6 +16,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.util.Comparator;
 import java.util.PriorityQueue;
+import java.util.function.ObjLongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,12 +54,23 @@ public final class MapReadScheduler implements Closeable {
   private boolean paused;
   private Thread thread;
 
+  private final ObjLongConsumer<String> readCounter;
+
   // the last read, for the in-order metric (scheduler thread only)
   private long lastSequence = -1;
   private long lastEnd;
 
+  /**
+   * @param readCounter told the application and the bytes of every read (its traffic)
+   */
   public MapReadScheduler(
-      String name, int maxBuffers, int bufferSize, MemoryBudget memory, ServerMetrics metrics) {
+      String name,
+      int maxBuffers,
+      int bufferSize,
+      MemoryBudget memory,
+      ServerMetrics metrics,
+      ObjLongConsumer<String> readCounter) {
+    this.readCounter = readCounter;
     this.name = name;
     this.maxBuffers = maxBuffers;
     this.bufferSize = bufferSize;
@@ -279,6 +291,7 @@ public final class MapReadScheduler implements Closeable {
 
   private void noteRead(CommittedMapPartition file, long offset, int length) {
     metrics.bytesRead().mark(length);
+    readCounter.accept(file.key().appId(), length);
     metrics.mapReads().inc();
     if (file.sequence() != lastSequence || offset >= lastEnd) {
       metrics.mapReadsInOrder().inc();

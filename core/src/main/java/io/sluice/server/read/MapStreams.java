@@ -18,6 +18,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.LongSupplier;
+import java.util.function.ObjLongConsumer;
 
 /**
  * Open map partition read streams and the IO schedulers (one per data directory) that serve their
@@ -45,13 +46,15 @@ public final class MapStreams implements Closeable {
       int buffersPerDirectory,
       int bufferSize,
       MemoryBudget memory,
-      ServerMetrics metrics) {
+      ServerMetrics metrics,
+      ObjLongConsumer<String> readCounter) {
     this.maxPerConnection = maxPerConnection;
     this.ids = ids;
     int i = 0;
     for (DataDirectory d : dirs) {
       MapReadScheduler s =
-          new MapReadScheduler("dir" + i++, buffersPerDirectory, bufferSize, memory, metrics);
+          new MapReadScheduler(
+              "dir" + i++, buffersPerDirectory, bufferSize, memory, metrics, readCounter);
       s.start();
       schedulers.put(d, s);
     }

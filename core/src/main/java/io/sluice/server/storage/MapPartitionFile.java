@@ -123,6 +123,11 @@ public final class MapPartitionFile {
     return f;
   }
 
+  /** Bytes this map partition took, on disk or buffered. */
+  public synchronized long acceptedBytes() {
+    return accepted;
+  }
+
   public MapPartitionId key() {
     return key;
   }

@@ -188,6 +188,11 @@ public final class ReducePartitionSplit {
     return state == State.COMMITTED;
   }
 
+  /** Bytes this split took, on disk or buffered. */
+  public synchronized long acceptedBytes() {
+    return acceptedBytes;
+  }
+
   /** Bytes buffered, not yet handed to the flusher. */
   public synchronized long pendingBytes() {
     return pendingBytes;

@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,8 +47,8 @@ public final class ServerShuffle {
 
   private final ShuffleStateListener state;
 
-  /** Set when the server stops: no new split. */
-  private final AtomicBoolean stopping;
+  /** Whether the server takes new splits and map partitions (decommissioned, stopping). */
+  private final Admission admission;
 
   // guarded by this
   private CompletableFuture<List<CommittedSplitFile>> commit;
@@ -57,7 +56,7 @@ public final class ServerShuffle {
   private String lostReason;
 
   ServerShuffle(String appId, int shuffleId, ShuffleShape shape, DataDirectories dirs) {
-    this(appId, shuffleId, shape, dirs, ShuffleStateListener.NONE, new AtomicBoolean());
+    this(appId, shuffleId, shape, dirs, ShuffleStateListener.NONE, new Admission());
   }
 
   ServerShuffle(
@@ -66,13 +65,13 @@ public final class ServerShuffle {
       ShuffleShape shape,
       DataDirectories dirs,
       ShuffleStateListener state,
-      AtomicBoolean stopping) {
+      Admission admission) {
     this.appId = appId;
     this.shuffleId = shuffleId;
     this.shape = shape;
     this.dirs = dirs;
     this.state = state;
-    this.stopping = stopping;
+    this.admission = admission;
   }
 
   public String appId() {
@@ -96,8 +95,8 @@ public final class ServerShuffle {
    * The split to append to, created on first use; null once the shuffle is committed.
    *
    * @throws StorageUnavailableException when the split is new and no directory can take it, when
-   *     the server is stopping, or when the split was committed before the server restarted: the
-   *     push goes to a new location (HARD_SPLIT)
+   *     the server is stopping or decommissioned, or when the split was committed before the server
+   *     restarted: the push goes to a new location (HARD_SPLIT)
    */
   public ReducePartitionSplit splitForPush(int partitionId, int epoch) {
     long id = splitId(partitionId, epoch);
@@ -115,11 +114,9 @@ public final class ServerShuffle {
                 + " was committed when this server last stopped and takes no more data;"
                 + " push to a new location");
       }
-      if (stopping.get()) {
-        throw new StorageUnavailableException(
-            "this server is stopping and takes no new split ("
-                + Ids.split(appId, shuffleId, partitionId, epoch)
-                + "); push to a new location");
+      String refusal = admission.newSplitRefusal(Ids.split(appId, shuffleId, partitionId, epoch));
+      if (refusal != null) {
+        throw new StorageUnavailableException(refusal + "; push to a new location");
       }
       return splits.computeIfAbsent(
           id,
@@ -161,7 +158,7 @@ public final class ServerShuffle {
       if (discarded) {
         throw new IllegalArgumentException(this + " was unregistered; " + key + " is refused");
       }
-      if (stopping.get()) {
+      if (admission.isStopping()) {
         throw new StorageUnavailableException(
             "this server is stopping and takes no new map partition (" + key + ")");
       }
@@ -353,21 +350,25 @@ public final class ServerShuffle {
   }
 
   /**
-   * Server stop: seals every split (new data is answered HARD_SPLIT) and commits it with all it
-   * accepted. A split that fails to commit is logged, naming it, and left to {@link
+   * Server stop or decommission: seals every split (new data is answered HARD_SPLIT) and commits it
+   * with all it accepted. A split that fails to commit is logged, naming it, and left to {@link
    * #discardUncommittedSplits()}.
    *
+   * @param sealMapPartitions a stop: map partitions still being written are refused from now on (a
+   *     decommission lets them finish)
    * @return completes, never exceptionally, with the splits committed now
    */
-  CompletableFuture<List<CommittedSplitFile>> sealAndCommitSplits() {
+  CompletableFuture<List<CommittedSplitFile>> sealAndCommitSplits(boolean sealMapPartitions) {
     List<ReducePartitionSplit> open;
     synchronized (this) {
       open = new ArrayList<>(splits.values());
     }
-    // a map partition is committed by its writer only; one still being written is refused from
-    // now on and dropped below, and the engine reruns its producer
-    for (MapPartitionFile m : mapPartitions.values()) {
-      m.seal();
+    if (sealMapPartitions) {
+      // a map partition is committed by its writer only; one still being written is refused from
+      // now on and dropped below, and the engine reruns its producer
+      for (MapPartitionFile m : mapPartitions.values()) {
+        m.seal();
+      }
     }
     List<CompletableFuture<CommittedSplitFile>> futures = new ArrayList<>();
     for (ReducePartitionSplit s : open) {
@@ -380,7 +381,8 @@ public final class ServerShuffle {
               .exceptionally(
                   e -> {
                     LOG.error(
-                        "Could not commit {} while stopping; its data is lost: {}",
+                        "Could not commit {} early (server stopping or decommissioned); its data"
+                            + " is lost: {}",
                         s.key(),
                         e.getMessage());
                     return null;
@@ -398,6 +400,43 @@ public final class ServerShuffle {
               }
               return files;
             });
+  }
+
+  /** Splits still taking data or committing. */
+  public int openSplitCount() {
+    int n = 0;
+    for (ReducePartitionSplit s : splits.values()) {
+      if (!s.isCommitted()) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Committed splits, including those restored at start. */
+  public int committedSplitCount() {
+    int n = restored.size();
+    for (ReducePartitionSplit s : splits.values()) {
+      if (s.isCommitted()) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Bytes this shuffle holds on this server: accepted by its splits and map partitions. */
+  public long storedBytes() {
+    long bytes = 0;
+    for (CommittedSplitFile f : restored.values()) {
+      bytes += f.length();
+    }
+    for (ReducePartitionSplit s : splits.values()) {
+      bytes += s.acceptedBytes();
+    }
+    for (MapPartitionFile m : mapPartitions.values()) {
+      bytes += m.acceptedBytes();
+    }
+    return bytes;
   }
 
   /** Server stop: deletes the files of the splits that are not committed. */

@@ -1,16 +1,18 @@
 package io.sluice.server.storage;
 
 import io.sluice.common.Clock;
+import io.sluice.common.Ids;
 import io.sluice.protocol.proto.MapPartitionRef;
 import io.sluice.protocol.proto.ReportChecksumFailure;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,7 +28,7 @@ public final class ShuffleRegistry {
   private final Clock clock;
   private final ShuffleStateListener state;
   private final Map<String, Application> apps = new ConcurrentHashMap<>();
-  private final AtomicBoolean stopping = new AtomicBoolean();
+  private final Admission admission = new Admission();
 
   public ShuffleRegistry(DataDirectories dirs, Clock clock) {
     this(dirs, clock, ShuffleStateListener.NONE);
@@ -42,6 +44,8 @@ public final class ShuffleRegistry {
     final String appId;
     final Map<Integer, ServerShuffle> shuffles = new ConcurrentHashMap<>();
     volatile long lastHeard;
+    final LongAdder pushedBytes = new LongAdder();
+    final LongAdder readBytes = new LongAdder();
 
     /** The key its coordinator registered (sluice.auth.enabled); null without authentication. */
     volatile byte[] authKey;
@@ -57,8 +61,16 @@ public final class ShuffleRegistry {
    *
    * @throws IllegalArgumentException naming both shapes when the shuffle is registered with another
    *     shape
+   * @throws ServerDecommissionedException while the server is decommissioned: it takes no shuffle,
+   *     not even one it has, so that clients place new data elsewhere
    */
   public ServerShuffle register(String appId, int shuffleId, ShuffleShape shape) {
+    if (admission.isDecommissioning()) {
+      throw new ServerDecommissionedException(
+          "this server is being decommissioned and takes no new shuffles; place "
+              + Ids.shuffle(appId, shuffleId)
+              + " on other servers");
+    }
     Application app =
         apps.compute(
             appId,
@@ -76,7 +88,7 @@ public final class ShuffleRegistry {
             shuffleId,
             id -> {
               state.shuffleRegistered(appId, id, shape);
-              return new ServerShuffle(appId, id, shape, dirs, state, stopping);
+              return new ServerShuffle(appId, id, shape, dirs, state, admission);
             });
     if (!shuffle.shape().equals(shape) && !shuffle.shape().equals(ShuffleShape.UNKNOWN)) {
       throw new IllegalArgumentException(
@@ -97,7 +109,7 @@ public final class ShuffleRegistry {
     return restoredApplication(appId)
         .shuffles
         .computeIfAbsent(
-            shuffleId, id -> new ServerShuffle(appId, id, shape, dirs, state, stopping));
+            shuffleId, id -> new ServerShuffle(appId, id, shape, dirs, state, admission));
   }
 
   /** Restart: brings back a recorded application and its key, heard from now; records nothing. */
@@ -353,11 +365,40 @@ public final class ShuffleRegistry {
    * @return completes, never exceptionally, with the splits committed
    */
   public CompletableFuture<List<CommittedSplitFile>> sealAndCommitOpenSplits() {
-    stopping.set(true);
+    admission.stop();
+    return sealAndCommitSplits(true);
+  }
+
+  /**
+   * Decommission: no new shuffle and no new split from now on (registrations are answered
+   * DECOMMISSIONING, pushes for a new split HARD_SPLIT), every open split is sealed and committed
+   * with all it accepted, and recorded; map partitions already placed here finish. Reads go on.
+   *
+   * @return completes, never exceptionally, with the splits committed
+   */
+  public CompletableFuture<List<CommittedSplitFile>> decommission() {
+    admission.decommission(true);
+    return sealAndCommitSplits(false);
+  }
+
+  /**
+   * Takes new shuffles and splits again. The splits committed by the decommission stay committed:
+   * their partitions already moved on.
+   */
+  public void cancelDecommission() {
+    admission.decommission(false);
+  }
+
+  public boolean isDecommissioning() {
+    return admission.isDecommissioning();
+  }
+
+  private CompletableFuture<List<CommittedSplitFile>> sealAndCommitSplits(
+      boolean sealMapPartitions) {
     List<CompletableFuture<List<CommittedSplitFile>>> futures = new ArrayList<>();
     for (Application app : apps.values()) {
       for (ServerShuffle s : app.shuffles.values()) {
-        futures.add(s.sealAndCommitSplits());
+        futures.add(s.sealAndCommitSplits(sealMapPartitions));
       }
     }
     return CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]))
@@ -376,7 +417,7 @@ public final class ShuffleRegistry {
    * did not finish in time). Committed files and their records stay.
    */
   public CompletableFuture<Void> discardUncommitted() {
-    stopping.set(true);
+    admission.stop();
     List<CompletableFuture<Void>> futures = new ArrayList<>();
     for (Application app : apps.values()) {
       for (ServerShuffle s : app.shuffles.values()) {
@@ -384,6 +425,44 @@ public final class ShuffleRegistry {
       }
     }
     return CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]));
+  }
+
+  /** Counts bytes pushed to (taken by) a shuffle of {@code appId}; nothing for an unknown one. */
+  public void countPushed(String appId, long bytes) {
+    Application app = apps.get(appId);
+    if (app != null) {
+      app.pushedBytes.add(bytes);
+    }
+  }
+
+  /** Counts bytes read from a shuffle of {@code appId}; nothing for an unknown one. */
+  public void countRead(String appId, long bytes) {
+    Application app = apps.get(appId);
+    if (app != null) {
+      app.readBytes.add(bytes);
+    }
+  }
+
+  /** What every registered application holds here now, in no particular order. */
+  public List<ApplicationInfo> applications() {
+    List<ApplicationInfo> list = new ArrayList<>();
+    for (Application app : apps.values()) {
+      list.add(info(app));
+    }
+    return list;
+  }
+
+  /** What application {@code appId} holds here now, or null when it is not registered. */
+  public ApplicationInfo application(String appId) {
+    Application app = apps.get(appId);
+    return app == null ? null : info(app);
+  }
+
+  private static ApplicationInfo info(Application app) {
+    List<ServerShuffle> shuffles = new ArrayList<>(app.shuffles.values());
+    shuffles.sort(Comparator.comparingInt(ServerShuffle::shuffleId));
+    return new ApplicationInfo(
+        app.appId, app.lastHeard, shuffles, app.pushedBytes.sum(), app.readBytes.sum());
   }
 
   /** Shuffles registered now, over every application. */

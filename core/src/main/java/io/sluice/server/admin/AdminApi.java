@@ -1,0 +1,256 @@
+package io.sluice.server.admin;
+
+import io.sluice.common.Json;
+import io.sluice.common.SluiceVersion;
+import io.sluice.server.ShuffleServer;
+import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.storage.ApplicationInfo;
+import io.sluice.server.storage.DataDirectory;
+import io.sluice.server.storage.ServerShuffle;
+import io.sluice.server.storage.ShuffleShape;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The admin REST API, version 1, answered in JSON under {@code /api/v1}:
+ *
+ * <ul>
+ *   <li>{@code GET /api/v1/status}: version, state (SERVING, DECOMMISSIONING, DRAINED), uptime,
+ *       memory, data directories, applications, shuffles, open splits, streams and connections;
+ *   <li>{@code GET /api/v1/applications}: every application with data here;
+ *   <li>{@code GET /api/v1/applications/APP/shuffles}: the shuffles of one;
+ *   <li>{@code POST /api/v1/decommission}, {@code POST /api/v1/cancel-decommission}, {@code POST
+ *       /api/v1/applications/APP/expire}: actions, which need {@code Authorization: Bearer TOKEN}
+ *       when {@code sluice.admin.token} is set and are refused when authentication is on without
+ *       one.
+ * </ul>
+ *
+ * <p>Errors are JSON too, {@code {"error": "..."}}, with 400 (malformed), 401 (no or wrong token),
+ * 403 (actions closed), 404 (unknown path or application) or 405 (wrong method). Independent of
+ * HTTP: {@link #answer} takes the method, path and authorization header, so the transport stays in
+ * {@link AdminHttpServer}.
+ */
+public final class AdminApi {
+  private static final Logger LOG = LoggerFactory.getLogger(AdminApi.class);
+
+  /** Where the API lives. */
+  public static final String ROOT = "/api/v1";
+
+  /** An HTTP status and a JSON body. */
+  public static final class Answer {
+    public final int status;
+    public final String json;
+
+    Answer(int status, Object body) {
+      this.status = status;
+      this.json = Json.write(body);
+    }
+  }
+
+  private final ShuffleServer server;
+  private final AdminConf conf;
+
+  public AdminApi(ShuffleServer server, AdminConf conf) {
+    this.server = server;
+    this.conf = conf;
+  }
+
+  /** Answers one request; {@code authorization} is the request's header, or null. */
+  public Answer answer(String method, String path, String authorization) {
+    if (!path.startsWith(ROOT + "/")) {
+      return error(404, "no such endpoint " + path + "; the API lives under " + ROOT);
+    }
+    String[] parts = path.substring(ROOT.length() + 1).split("/", -1);
+    boolean get = method.equals("GET");
+    boolean post = method.equals("POST");
+    if (parts.length == 1 && parts[0].equals("status")) {
+      return get ? new Answer(200, status()) : wrongMethod(method, path, "GET");
+    }
+    if (parts.length == 1 && parts[0].equals("applications")) {
+      return get ? new Answer(200, applications()) : wrongMethod(method, path, "GET");
+    }
+    if (parts.length == 3 && parts[0].equals("applications") && parts[2].equals("shuffles")) {
+      return get ? shuffles(parts[1]) : wrongMethod(method, path, "GET");
+    }
+    if (parts.length == 1 && parts[0].equals("decommission")) {
+      return post ? act(authorization, this::decommission) : wrongMethod(method, path, "POST");
+    }
+    if (parts.length == 1 && parts[0].equals("cancel-decommission")) {
+      return post
+          ? act(authorization, this::cancelDecommission)
+          : wrongMethod(method, path, "POST");
+    }
+    if (parts.length == 3 && parts[0].equals("applications") && parts[2].equals("expire")) {
+      return post ? act(authorization, () -> expire(parts[1])) : wrongMethod(method, path, "POST");
+    }
+    return error(
+        404,
+        "no such endpoint "
+            + path
+            + "; GET status, applications, applications/APP/shuffles; POST decommission,"
+            + " cancel-decommission, applications/APP/expire");
+  }
+
+  private interface Action {
+    Answer run();
+  }
+
+  private Answer act(String authorization, Action action) {
+    if (conf.actionsClosed()) {
+      return error(
+          403,
+          "actions are refused: sluice.auth.enabled is true and no sluice.admin.tokenFile (or"
+              + " sluice.admin.token) is set on this server");
+    }
+    if (conf.token().isPresent()) {
+      String expected = "Bearer " + conf.token().get();
+      if (authorization == null
+          || !MessageDigest.isEqual(
+              expected.getBytes(StandardCharsets.UTF_8),
+              authorization.trim().getBytes(StandardCharsets.UTF_8))) {
+        return error(
+            401,
+            "this action needs the header 'Authorization: Bearer TOKEN' with the server's"
+                + " sluice.admin.token");
+      }
+    }
+    return action.run();
+  }
+
+  private Answer decommission() {
+    server.decommission();
+    LOG.info("Decommission requested through the admin API");
+    return new Answer(200, state());
+  }
+
+  private Answer cancelDecommission() {
+    server.cancelDecommission();
+    return new Answer(200, state());
+  }
+
+  private Answer expire(String appId) {
+    if (server.registry().application(appId) == null) {
+      return error(404, "application " + appId + " has no data on this server");
+    }
+    LOG.info("Application {} expired through the admin API; deleting its data", appId);
+    server.registry().unregisterApplication(appId).join();
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("application", appId);
+    body.put("expired", true);
+    return new Answer(200, body);
+  }
+
+  private Map<String, Object> state() {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("state", server.lifecycle());
+    body.put("shuffles", server.registry().shuffleCount());
+    return body;
+  }
+
+  private Map<String, Object> status() {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("version", SluiceVersion.get());
+    body.put("server", server.host() + ":" + server.port());
+    body.put("state", server.lifecycle());
+    body.put("uptimeMillis", server.uptimeMillis());
+    MemoryBudget memory = server.memory();
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("heldBytes", memory.held());
+    m.put("maxBytes", memory.max());
+    m.put("peakBytes", memory.peak());
+    m.put("state", memory.state());
+    m.put("pausedMillis", memory.pausedMillis());
+    body.put("memory", m);
+    List<Object> dirs = new ArrayList<>();
+    for (DataDirectory d : server.dataDirectories().all()) {
+      Map<String, Object> dir = new LinkedHashMap<>();
+      dir.put("path", d.root().toString());
+      dir.put("health", d.health());
+      dir.put("healthReason", d.healthReason());
+      dir.put("usage", d.usage());
+      dir.put("checksumFailures", d.checksumFailures());
+      dirs.add(dir);
+    }
+    body.put("directories", dirs);
+    List<ApplicationInfo> apps = server.registry().applications();
+    int openSplits = 0;
+    for (ApplicationInfo a : apps) {
+      for (ServerShuffle s : a.shuffles()) {
+        openSplits += s.openSplitCount();
+      }
+    }
+    body.put("applications", apps.size());
+    body.put("shuffles", server.registry().shuffleCount());
+    body.put("openSplits", openSplits);
+    body.put("openStreams", server.openStreamCount());
+    body.put("connections", server.connectionCount());
+    return body;
+  }
+
+  private Map<String, Object> applications() {
+    long now = System.currentTimeMillis();
+    List<Object> list = new ArrayList<>();
+    List<ApplicationInfo> apps = server.registry().applications();
+    apps.sort((a, b) -> a.appId().compareTo(b.appId()));
+    for (ApplicationInfo a : apps) {
+      Map<String, Object> app = new LinkedHashMap<>();
+      app.put("id", a.appId());
+      app.put("shuffles", a.shuffles().size());
+      app.put("storedBytes", a.storedBytes());
+      app.put("pushedBytes", a.pushedBytes());
+      app.put("readBytes", a.readBytes());
+      app.put("lastHeartbeatMillisAgo", Math.max(0, now - a.lastHeardMillis()));
+      list.add(app);
+    }
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("applications", list);
+    return body;
+  }
+
+  private Answer shuffles(String appId) {
+    ApplicationInfo app = server.registry().application(appId);
+    if (app == null) {
+      return error(404, "application " + appId + " has no data on this server");
+    }
+    List<Object> list = new ArrayList<>();
+    for (ServerShuffle s : app.shuffles()) {
+      Map<String, Object> shuffle = new LinkedHashMap<>();
+      shuffle.put("shuffleId", s.shuffleId());
+      ShuffleShape shape = s.shape();
+      boolean known = !shape.equals(ShuffleShape.UNKNOWN);
+      shuffle.put("maps", known ? shape.numMaps() : null);
+      shuffle.put("partitions", known ? shape.numPartitions() : null);
+      shuffle.put("committed", s.isCommitStarted());
+      shuffle.put("openSplits", s.openSplitCount());
+      shuffle.put("committedSplits", s.committedSplitCount());
+      shuffle.put("mapPartitions", s.mapPartitionCount());
+      shuffle.put("storedBytes", s.storedBytes());
+      list.add(shuffle);
+    }
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("application", appId);
+    body.put("shuffles", list);
+    return new Answer(200, body);
+  }
+
+  /** The answer to a request that failed on the server's side. */
+  static Answer internalError(RuntimeException e) {
+    return error(500, "the request failed on the server: " + e);
+  }
+
+  private static Answer wrongMethod(String method, String path, String allowed) {
+    return error(405, method + " " + path + " is not supported; use " + allowed);
+  }
+
+  private static Answer error(int status, String message) {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("error", message);
+    return new Answer(status, body);
+  }
+}

@@ -1,0 +1,68 @@
+package io.sluice.server.admin;
+
+import io.sluice.auth.AuthConf;
+import io.sluice.common.ConfigKey;
+import io.sluice.common.SluiceConf;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Optional;
+
+/** Who may act through the admin API, and how long a stopping server waits for its drain. */
+public final class AdminConf {
+  public static final ConfigKey<String> TOKEN =
+      ConfigKey.string(
+          "sluice.admin.token",
+          "",
+          "Bearer token the admin API's actions (decommission, cancel-decommission, expire) require"
+              + " in an 'Authorization: Bearer TOKEN' header; at least 16 characters. Without one,"
+              + " actions are open unless sluice.auth.enabled, which then refuses them. Prefer"
+              + " sluice.admin.tokenFile.");
+  public static final ConfigKey<String> TOKEN_FILE =
+      ConfigKey.string(
+          "sluice.admin.tokenFile",
+          "",
+          "A file holding sluice.admin.token (surrounding whitespace ignored), readable only by"
+              + " the server's user and the operators'.");
+  public static final ConfigKey<Long> DRAIN_TIMEOUT =
+      ConfigKey.millis(
+          "sluice.shutdown.drainTimeout",
+          "0s",
+          "How long a stopping server (a NodeManager stopping its aux service, shuffle-daemon stop)"
+              + " first stays decommissioned, serving reads until the applications holding data on"
+              + " it end; 0 stops at once (open splits are still committed).");
+
+  public static final List<ConfigKey<?>> KEYS = List.of(TOKEN, TOKEN_FILE, DRAIN_TIMEOUT);
+
+  private final Optional<String> token;
+  private final boolean authEnabled;
+  private final long drainTimeoutMillis;
+
+  /**
+   * @throws IllegalArgumentException naming the setting when the token is too short or its file
+   *     cannot be read
+   */
+  public AdminConf(SluiceConf conf) {
+    this.token =
+        AuthConf.secret(conf, TOKEN, TOKEN_FILE).map(b -> new String(b, StandardCharsets.UTF_8));
+    this.authEnabled = conf.get(AuthConf.ENABLED);
+    this.drainTimeoutMillis = conf.get(DRAIN_TIMEOUT);
+    if (drainTimeoutMillis < 0) {
+      throw new IllegalArgumentException(
+          DRAIN_TIMEOUT.name() + " must not be negative, got " + drainTimeoutMillis + " ms");
+    }
+  }
+
+  /** The token actions require, when one is set. */
+  public Optional<String> token() {
+    return token;
+  }
+
+  /** Actions are refused outright: authentication is on and no token is set. */
+  public boolean actionsClosed() {
+    return token.isEmpty() && authEnabled;
+  }
+
+  public long drainTimeoutMillis() {
+    return drainTimeoutMillis;
+  }
+}

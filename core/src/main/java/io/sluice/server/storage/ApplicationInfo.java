@@ -1,0 +1,58 @@
+package io.sluice.server.storage;
+
+import java.util.List;
+
+/** What one application holds on this server at one moment (the admin API's view). */
+public final class ApplicationInfo {
+  private final String appId;
+  private final long lastHeardMillis;
+  private final List<ServerShuffle> shuffles;
+  private final long pushedBytes;
+  private final long readBytes;
+
+  ApplicationInfo(
+      String appId,
+      long lastHeardMillis,
+      List<ServerShuffle> shuffles,
+      long pushedBytes,
+      long readBytes) {
+    this.appId = appId;
+    this.lastHeardMillis = lastHeardMillis;
+    this.shuffles = List.copyOf(shuffles);
+    this.pushedBytes = pushedBytes;
+    this.readBytes = readBytes;
+  }
+
+  public String appId() {
+    return appId;
+  }
+
+  /** When a registration or heartbeat of the application last arrived (the server's clock). */
+  public long lastHeardMillis() {
+    return lastHeardMillis;
+  }
+
+  /** Its shuffles registered here, by shuffle id. */
+  public List<ServerShuffle> shuffles() {
+    return shuffles;
+  }
+
+  /** Bytes of its shuffles held here, on disk or buffered. */
+  public long storedBytes() {
+    long bytes = 0;
+    for (ServerShuffle s : shuffles) {
+      bytes += s.storedBytes();
+    }
+    return bytes;
+  }
+
+  /** Bytes pushed to it (taken) since it registered here. */
+  public long pushedBytes() {
+    return pushedBytes;
+  }
+
+  /** Bytes read from it since it registered here. */
+  public long readBytes() {
+    return readBytes;
+  }
+}
