@@ -694,7 +694,6 @@ public final class ShuffleCoordinator implements Closeable {
     }
   }
 
-  /** Unregisters the application on every server (deleting its files) and stops the endpoint. */
   /**
    * Unregisters the application on every server it registered on, all at once; waits for the
    * answers, but not for a silent server's (see {@link io.sluice.client.SilentServerWatch}): a
