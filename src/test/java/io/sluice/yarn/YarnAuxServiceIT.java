@@ -16,7 +16,11 @@ import io.sluice.testutil.Records;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.URI;
 import java.net.URLClassLoader;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,6 +65,8 @@ class YarnAuxServiceIT {
   private static final int RECORDS = 150;
   private static final long WAIT_MILLIS = TimeUnit.SECONDS.toMillis(90);
   private static final String CLUSTER_SECRET = "the-yarn-clusters-sluice-secret-0123";
+  private static final String ADMIN_TOKEN = "the-operators-admin-token-4567";
+  private static int adminPort;
 
   private static Path shadedJar;
   private static MiniYARNCluster cluster;
@@ -92,6 +98,12 @@ class YarnAuxServiceIT {
     // authentication on, as an operator sets it in yarn-site.xml
     conf.set("sluice.auth.enabled", "true");
     conf.set("sluice.auth.clusterSecret", CLUSTER_SECRET);
+    // the admin API on a free port, its actions behind a token
+    try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+      adminPort = free.getLocalPort();
+    }
+    conf.set("sluice.metrics.port", Integer.toString(adminPort));
+    conf.set("sluice.admin.token", ADMIN_TOKEN);
     conf.setInt(YarnConfiguration.RM_AM_MAX_ATTEMPTS, 1);
     cluster = new MiniYARNCluster("sluice-yarn", 1, 1, 1);
     cluster.init(conf);
@@ -217,6 +229,39 @@ class YarnAuxServiceIT {
 
   @Test
   @Order(3)
+  void theNodeManagersServiceAnswersTheAdminApiAndDecommissionsWithTheToken() throws Exception {
+    HttpClient http = HttpClient.newHttpClient();
+    URI api = URI.create("http://127.0.0.1:" + adminPort + "/api/v1/");
+    HttpResponse<String> status =
+        http.send(
+            HttpRequest.newBuilder(api.resolve("status")).build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(status.statusCode()).isEqualTo(200);
+    assertThat(status.body()).contains("\"state\":\"SERVING\"", "\"server\":\"127.0.0.1:" + port);
+
+    HttpRequest.Builder decommission =
+        HttpRequest.newBuilder(api.resolve("decommission"))
+            .POST(HttpRequest.BodyPublishers.noBody());
+    assertThat(http.send(decommission.build(), HttpResponse.BodyHandlers.ofString()).statusCode())
+        .as("without the token")
+        .isEqualTo(401);
+    HttpResponse<String> drained =
+        http.send(
+            decommission.header("Authorization", "Bearer " + ADMIN_TOKEN).build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(drained.body()).as("no application holds data").contains("DRAINED");
+    HttpResponse<String> serving =
+        http.send(
+            HttpRequest.newBuilder(api.resolve("cancel-decommission"))
+                .header("Authorization", "Bearer " + ADMIN_TOKEN)
+                .POST(HttpRequest.BodyPublishers.noBody())
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(serving.body()).contains("SERVING");
+  }
+
+  @Test
+  @Order(4)
   void sparkOnYarnFindsTheNodeManagersAsItsServers() throws Exception {
     org.apache.spark.SparkConf spark =
         new org.apache.spark.SparkConf(false)
@@ -259,7 +304,7 @@ class YarnAuxServiceIT {
   }
 
   @Test
-  @Order(4)
+  @Order(5)
   void stoppingTheNodeManagerLeavesNoSluiceThreadPortOrOpenStore() throws Exception {
     ClassLoader loader = serviceClassLoader();
     yarn.stop();
