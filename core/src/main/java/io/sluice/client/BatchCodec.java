@@ -6,7 +6,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import net.jpountz.lz4.LZ4Compressor;
 import net.jpountz.lz4.LZ4Factory;
-import net.jpountz.lz4.LZ4FastDecompressor;
+import net.jpountz.lz4.LZ4SafeDecompressor;
 
 /**
  * Compresses batch payloads. An LZ4 payload is {@code rawLength:int32 | LZ4 block}; a NONE payload
@@ -113,8 +113,11 @@ public abstract class BatchCodec {
 
   private static final class Lz4 extends BatchCodec {
     private final LZ4Compressor compressor = LZ4Factory.fastestInstance().fastCompressor();
-    private final LZ4FastDecompressor decompressor =
-        LZ4Factory.fastestInstance().fastDecompressor();
+    // the safe decompressor, bounded by the block's own length: the fast one trusts the claimed
+    // raw length and reads the block until it has produced that much (CVE-2025-12183 for its
+    // native and unsafe forms), which a corrupt or hostile payload must not steer
+    private final LZ4SafeDecompressor decompressor =
+        LZ4Factory.fastestInstance().safeDecompressor();
 
     @Override
     public int maxCompressedLength(int rawLength) {
@@ -167,10 +170,15 @@ public abstract class BatchCodec {
       byte[] raw = room(into, rawLength);
       ByteBuffer src = payload.nioBuffer(payload.readerIndex() + 4, payload.readableBytes() - 4);
       try {
-        int read = decompressor.decompress(src, src.position(), ByteBuffer.wrap(raw), 0, rawLength);
-        if (read != src.remaining()) {
+        int written =
+            decompressor.decompress(
+                src, src.position(), src.remaining(), ByteBuffer.wrap(raw), 0, rawLength);
+        if (written != rawLength) {
           throw new IOException(
-              "LZ4 payload has " + (src.remaining() - read) + " trailing bytes after the block");
+              "corrupt LZ4 payload: its block holds "
+                  + written
+                  + " bytes but the payload claims "
+                  + rawLength);
         }
       } catch (net.jpountz.lz4.LZ4Exception e) {
         throw new IOException("corrupt LZ4 payload: " + e.getMessage(), e);

@@ -23,8 +23,9 @@ public final class ServerConf {
       ConfigKey.integer(
           "sluice.metrics.port",
           9291,
-          "The daemon serves Prometheus metrics at http://<host>:<port>/metrics (https with"
-              + " sluice.tls.enabled); 0 picks a port, -1 turns it off.");
+          "Prometheus metrics at http://<host>:<port>/metrics and the admin API under /api/v1"
+              + " (https with sluice.tls.enabled), on the daemon and in a NodeManager; 0 picks a"
+              + " port, -1 turns it off.");
   public static final ConfigKey<String> METRICS_HOST =
       ConfigKey.string(
           "sluice.metrics.host",

@@ -49,6 +49,46 @@ class BatchCodecTest {
   }
 
   @Test
+  void aBlockShorterThanItsClaimedRawLengthIsRefusedNamingBoth() throws IOException {
+    byte[] raw = new byte[50];
+    new Random(3).nextBytes(raw);
+    ByteBuf good = Unpooled.buffer();
+    BatchCodec.LZ4.compress(raw, 0, raw.length, good);
+    // the same block, claiming 100 raw bytes: the decoder must stop at the block's end
+    ByteBuf lying = Unpooled.buffer().writeInt(100).writeBytes(good, 4, good.readableBytes() - 4);
+    assertThatThrownBy(() -> BatchCodec.LZ4.decompress(lying))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("holds 50 bytes but the payload claims 100");
+  }
+
+  /** Seeded mutations of a valid payload: each decodes to its claimed length or is refused. */
+  @Test
+  void mutatedPayloadsDecodeWhollyOrFailAsIoExceptions() throws IOException {
+    byte[] raw = new byte[4000];
+    Random random = new Random(42);
+    for (int i = 0; i < raw.length; i++) {
+      raw[i] = (byte) (i % 17 == 0 ? random.nextInt() : i % 7);
+    }
+    ByteBuf good = Unpooled.buffer();
+    BatchCodec.LZ4.compress(raw, 0, raw.length, good);
+    byte[] payload = new byte[good.readableBytes()];
+    good.getBytes(0, payload);
+    for (int round = 0; round < 5000; round++) {
+      byte[] mutated = payload.clone();
+      int flips = 1 + random.nextInt(3);
+      for (int f = 0; f < flips; f++) {
+        mutated[4 + random.nextInt(mutated.length - 4)] = (byte) random.nextInt();
+      }
+      try {
+        byte[] back = BatchCodec.LZ4.decompress(Unpooled.wrappedBuffer(mutated));
+        assertThat(back.length).as("round %d", round).isEqualTo(raw.length);
+      } catch (IOException expected) {
+        // refused: the reader reports a corrupt batch
+      }
+    }
+  }
+
+  @Test
   void readersAcceptExactlyTheRawSizeWritersMayBuild() {
     ByteBuf over = Unpooled.buffer().writeInt(BatchLimits.MAX_RAW_SIZE + 1).writeZero(16);
     assertThatThrownBy(() -> BatchCodec.LZ4.decompress(over))
