@@ -102,7 +102,9 @@ class DaemonScriptTest {
                 java.net.http.HttpResponse.BodyHandlers.ofString());
     assertThat(metrics.statusCode()).isEqualTo(200);
     assertThat(metrics.body())
-        .contains("sluice_server_memoryMax", "sluice_server_bytesPushed_total");
+        .contains(
+            "# TYPE sluice_memory_max_bytes gauge", "# TYPE sluice_pushed_bytes_total counter")
+        .contains("sluice_memory_max_bytes{server=\"", "sluice_pushed_bytes_total{server=\"");
 
     DaemonScript.Result stop = script("stop");
     assertThat(stop.code).as("stop: %s\n%s", stop.output, daemonOut()).isZero();

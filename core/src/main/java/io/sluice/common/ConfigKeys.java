@@ -7,6 +7,7 @@ import io.sluice.network.TlsConf;
 import io.sluice.server.IntegrityConf;
 import io.sluice.server.ServerConf;
 import io.sluice.server.admin.AdminConf;
+import io.sluice.server.metrics.MetricsConf;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -22,6 +23,7 @@ public final class ConfigKeys {
     List<ConfigKey<?>> all = new ArrayList<>();
     all.addAll(ServerConf.KEYS);
     all.addAll(AdminConf.KEYS);
+    all.addAll(MetricsConf.KEYS);
     all.addAll(IntegrityConf.KEYS);
     all.addAll(AuthConf.KEYS);
     all.addAll(NetworkConf.KEYS);

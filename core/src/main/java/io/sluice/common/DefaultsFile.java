@@ -6,6 +6,8 @@ import io.sluice.network.NetworkConf;
 import io.sluice.network.TlsConf;
 import io.sluice.server.IntegrityConf;
 import io.sluice.server.ServerConf;
+import io.sluice.server.admin.AdminConf;
+import io.sluice.server.metrics.MetricsConf;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -31,6 +33,11 @@ public final class DefaultsFile {
     SECTIONS.put(
         ServerConf.KEYS,
         "Shuffle server: where it listens, where it writes, how much it may hold.");
+    SECTIONS.put(
+        AdminConf.KEYS,
+        "Admin API (/api/v1 on sluice.metrics.port): who may act, and draining before a stop.");
+    SECTIONS.put(
+        MetricsConf.KEYS, "Metrics: what /metrics shows (Prometheus format, sluice.metrics.port).");
     SECTIONS.put(
         IntegrityConf.KEYS, "Data integrity: checksums of batches and blocks on the server.");
     SECTIONS.put(

@@ -3,6 +3,7 @@ package io.sluice.server;
 import io.sluice.auth.AuthConf;
 import io.sluice.common.ConfigKey;
 import io.sluice.common.SluiceConf;
+import io.sluice.server.metrics.MetricsConf;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -228,6 +229,7 @@ public final class ServerConf {
   private final int mapReadBufferSize;
   private final int mapReadBuffers;
   private final IntegrityConf integrity;
+  private final MetricsConf metrics;
   private final AuthConf auth;
 
   public ServerConf(SluiceConf conf) {
@@ -345,6 +347,7 @@ public final class ServerConf {
       throw new IllegalArgumentException(MAP_READ_BUFFERS + " must be at least 1");
     }
     this.integrity = new IntegrityConf(conf);
+    this.metrics = new MetricsConf(conf);
     this.auth = new AuthConf(conf);
     if (auth.enabled()) {
       auth.requireClusterSecret();
@@ -473,6 +476,11 @@ public final class ServerConf {
 
   public int mapReadBuffers() {
     return mapReadBuffers;
+  }
+
+  /** What {@code /metrics} shows ({@code sluice.metrics.topApplications}). */
+  public MetricsConf metrics() {
+    return metrics;
   }
 
   /** The integrity settings ({@code sluice.integrity.*}), read from the same configuration. */

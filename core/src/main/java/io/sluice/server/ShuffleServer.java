@@ -12,6 +12,7 @@ import io.sluice.network.TransportServer;
 import io.sluice.protocol.SluiceProtocol;
 import io.sluice.server.memory.DirectMemoryLimit;
 import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.metrics.PrometheusSource;
 import io.sluice.server.read.ChunkReader;
 import io.sluice.server.read.MapStreams;
 import io.sluice.server.read.ReadStreams;
@@ -192,6 +193,13 @@ public final class ShuffleServer implements Closeable {
     }
     flowControl.attach(transport);
     metrics.registerTransport(transport);
+    PrometheusSource.register(
+        metricRegistry,
+        advertisedHost + ":" + port(),
+        conf.metrics().topApplications(),
+        registry,
+        dirs,
+        memory);
     housekeeping.scheduleWithFixedDelay(
         this::checkDisks,
         conf.diskCheckIntervalMillis(),

@@ -194,7 +194,6 @@ public final class AdminApi {
   }
 
   private Map<String, Object> applications() {
-    long now = System.currentTimeMillis();
     List<Object> list = new ArrayList<>();
     List<ApplicationInfo> apps = server.registry().applications();
     apps.sort((a, b) -> a.appId().compareTo(b.appId()));
@@ -205,7 +204,7 @@ public final class AdminApi {
       app.put("storedBytes", a.storedBytes());
       app.put("pushedBytes", a.pushedBytes());
       app.put("readBytes", a.readBytes());
-      app.put("lastHeartbeatMillisAgo", Math.max(0, now - a.lastHeardMillis()));
+      app.put("lastHeartbeatMillisAgo", a.millisSinceHeard());
       list.add(app);
     }
     Map<String, Object> body = new LinkedHashMap<>();

@@ -199,6 +199,21 @@ public final class MemoryBudget implements InboundMemory {
     return max;
   }
 
+  /** Bytes held at which pushes from map tasks pause ({@code pause} of {@code max}). */
+  public long pauseWatermarkBytes() {
+    return pauseAt;
+  }
+
+  /** Bytes held at which replica traffic pauses too ({@code replicaPause} of {@code max}). */
+  public long replicaPauseWatermarkBytes() {
+    return replicaPauseAt;
+  }
+
+  /** Bytes held at or below which paused pushes resume ({@code resume} of {@code max}). */
+  public long resumeWatermarkBytes() {
+    return resumeAt;
+  }
+
   public synchronized State state() {
     return state;
   }

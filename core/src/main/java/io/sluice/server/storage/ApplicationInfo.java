@@ -5,19 +5,19 @@ import java.util.List;
 /** What one application holds on this server at one moment (the admin API's view). */
 public final class ApplicationInfo {
   private final String appId;
-  private final long lastHeardMillis;
+  private final long millisSinceHeard;
   private final List<ServerShuffle> shuffles;
   private final long pushedBytes;
   private final long readBytes;
 
   ApplicationInfo(
       String appId,
-      long lastHeardMillis,
+      long millisSinceHeard,
       List<ServerShuffle> shuffles,
       long pushedBytes,
       long readBytes) {
     this.appId = appId;
-    this.lastHeardMillis = lastHeardMillis;
+    this.millisSinceHeard = millisSinceHeard;
     this.shuffles = List.copyOf(shuffles);
     this.pushedBytes = pushedBytes;
     this.readBytes = readBytes;
@@ -27,9 +27,9 @@ public final class ApplicationInfo {
     return appId;
   }
 
-  /** When a registration or heartbeat of the application last arrived (the server's clock). */
-  public long lastHeardMillis() {
-    return lastHeardMillis;
+  /** How long ago a registration or heartbeat of the application last arrived. */
+  public long millisSinceHeard() {
+    return millisSinceHeard;
   }
 
   /** Its shuffles registered here, by shuffle id. */

@@ -458,11 +458,15 @@ public final class ShuffleRegistry {
     return app == null ? null : info(app);
   }
 
-  private static ApplicationInfo info(Application app) {
+  private ApplicationInfo info(Application app) {
     List<ServerShuffle> shuffles = new ArrayList<>(app.shuffles.values());
     shuffles.sort(Comparator.comparingInt(ServerShuffle::shuffleId));
     return new ApplicationInfo(
-        app.appId, app.lastHeard, shuffles, app.pushedBytes.sum(), app.readBytes.sum());
+        app.appId,
+        Math.max(0, clock.millis() - app.lastHeard),
+        shuffles,
+        app.pushedBytes.sum(),
+        app.readBytes.sum());
   }
 
   /** Shuffles registered now, over every application. */
