@@ -336,9 +336,9 @@ public final class ShuffleServer implements Closeable {
     if (timeoutMillis > 0 && !closed) {
       long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
       decommission();
-      long nextLog = 0;
+      long nextLog = System.nanoTime();
       while (lifecycle() != Lifecycle.DRAINED && System.nanoTime() < deadline) {
-        if (System.nanoTime() >= nextLog) {
+        if (System.nanoTime() - nextLog >= 0) {
           LOG.info(
               "Draining the server on port {} before it stops: {} shuffle(s) of {} application(s)"
                   + " left; stopping anyway in {} s (sluice.shutdown.drainTimeout)",

@@ -25,7 +25,7 @@ public final class Admission {
     return stopping;
   }
 
-  /** Why a new split is refused (ending "(SPLIT)"), or null when it is taken. */
+  /** Why a new split, named {@code split}, is refused; null when it is taken. */
   String newSplitRefusal(String split) {
     if (stopping) {
       return "this server is stopping and takes no new split (" + split + ")";
