@@ -105,6 +105,22 @@ public final class ServerConf {
           "1g",
           "A split larger than this answers SOFT_SPLIT so the partition's next data goes to a new"
               + " split.");
+  public static final ConfigKey<Long> MEMORY_TIER_MAX_SPLIT =
+      ConfigKey.bytes(
+          "sluice.storage.memory.maxSplitSize",
+          "0",
+          "Memory tier: a split that holds at most this many bytes when it is committed, and was"
+              + " never flushed, is committed in memory (no file, no fsync) and served from there"
+              + " while held memory stays below the resume watermark; it is written to its file"
+              + " under memory pressure, after sluice.storage.memory.writebackAfter and before the"
+              + " server stops. A crash loses what it holds, as a lost disk does: the shuffle is"
+              + " recomputed (or read from its replica). 0 turns the tier off.");
+  public static final ConfigKey<Long> MEMORY_TIER_WRITEBACK_AFTER =
+      ConfigKey.millis(
+          "sluice.storage.memory.writebackAfter",
+          "2min",
+          "Memory tier: how long a split committed in memory stays only there before it is"
+              + " written to its file.");
   public static final ConfigKey<Double> DISK_MAX_USAGE =
       ConfigKey.fraction(
           "sluice.disk.maxUsage",
@@ -189,6 +205,8 @@ public final class ServerConf {
           CHUNK_SIZE,
           SORT_MAP_RANGES,
           SPLIT_THRESHOLD,
+          MEMORY_TIER_MAX_SPLIT,
+          MEMORY_TIER_WRITEBACK_AFTER,
           DISK_MAX_USAGE,
           DISK_CHECK_INTERVAL,
           COMMIT_FSYNC,
@@ -212,6 +230,8 @@ public final class ServerConf {
   private final double replicaPauseWatermark;
   private final double resumeWatermark;
   private final long splitThreshold;
+  private final long memoryTierMaxSplit;
+  private final long memoryTierWritebackAfterMillis;
   private final double diskMaxUsage;
   private final long diskCheckIntervalMillis;
   private final int flushSize;
@@ -284,6 +304,15 @@ public final class ServerConf {
     this.splitThreshold = conf.get(SPLIT_THRESHOLD);
     if (splitThreshold < 1) {
       throw new IllegalArgumentException(SPLIT_THRESHOLD + " must be positive");
+    }
+    this.memoryTierMaxSplit = conf.get(MEMORY_TIER_MAX_SPLIT);
+    if (memoryTierMaxSplit < 0 || memoryTierMaxSplit > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(
+          MEMORY_TIER_MAX_SPLIT + " must be between 0 and 2g, got " + memoryTierMaxSplit);
+    }
+    this.memoryTierWritebackAfterMillis = conf.get(MEMORY_TIER_WRITEBACK_AFTER);
+    if (memoryTierWritebackAfterMillis < 1) {
+      throw new IllegalArgumentException(MEMORY_TIER_WRITEBACK_AFTER + " must be positive");
     }
     this.diskMaxUsage = conf.get(DISK_MAX_USAGE);
     this.diskCheckIntervalMillis = conf.get(DISK_CHECK_INTERVAL);
@@ -402,6 +431,17 @@ public final class ServerConf {
   }
 
   /** Bytes. */
+  /**
+   * The largest split the memory tier keeps ({@code sluice.storage.memory.maxSplitSize}); 0: off.
+   */
+  public long memoryTierMaxSplit() {
+    return memoryTierMaxSplit;
+  }
+
+  public long memoryTierWritebackAfterMillis() {
+    return memoryTierWritebackAfterMillis;
+  }
+
   public long splitThreshold() {
     return splitThreshold;
   }

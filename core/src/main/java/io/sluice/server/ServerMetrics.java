@@ -33,6 +33,9 @@ public final class ServerMetrics {
   private final Counter checksumFailures;
   private final Meter authFailures;
   private final Meter applicationsExpired;
+  private final Meter memoryTierCommits;
+  private final Meter memoryTierWritebacks;
+  private final Meter memoryTierReads;
 
   public ServerMetrics(MetricRegistry registry, MemoryBudget memory) {
     this.registry = registry;
@@ -42,6 +45,9 @@ public final class ServerMetrics {
     this.bytesRead = registry.meter(PREFIX + "bytesRead");
     this.writebacks = registry.meter(PREFIX + "writebacks");
     this.writebackBytes = registry.meter(PREFIX + "writebackBytes");
+    this.memoryTierCommits = registry.meter(PREFIX + "memoryTierCommits");
+    this.memoryTierWritebacks = registry.meter(PREFIX + "memoryTierWritebacks");
+    this.memoryTierReads = registry.meter(PREFIX + "memoryTierReads");
     this.pushesCongested = registry.meter(PREFIX + "pushesCongested");
     this.softSplits = registry.meter(PREFIX + "softSplits");
     this.badRequests = registry.meter(PREFIX + "badRequests");
@@ -110,6 +116,21 @@ public final class ServerMetrics {
   /** Bytes written to files since their previous writeback, counted when a writeback completes. */
   public Meter writebackBytes() {
     return writebackBytes;
+  }
+
+  /** Splits committed in the memory tier (sluice.storage.memory.maxSplitSize). */
+  public Meter memoryTierCommits() {
+    return memoryTierCommits;
+  }
+
+  /** Memory-tier splits written to their files (pressure, age or a stop). */
+  public Meter memoryTierWritebacks() {
+    return memoryTierWritebacks;
+  }
+
+  /** Chunks served from the memory tier. */
+  public Meter memoryTierReads() {
+    return memoryTierReads;
   }
 
   public Meter bytesRead() {

@@ -1,5 +1,6 @@
 package io.sluice.server;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.DefaultFileRegion;
 import io.netty.channel.FileRegion;
@@ -44,6 +45,7 @@ import io.sluice.server.read.ReadStreams;
 import io.sluice.server.sort.MapRangeReads;
 import io.sluice.server.storage.ChunkExtents;
 import io.sluice.server.storage.CommittedSplitFile;
+import io.sluice.server.storage.InMemorySplit;
 import io.sluice.server.storage.ServerDecommissionedException;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
@@ -471,6 +473,16 @@ final class ServerRequestHandler implements RequestHandler {
     }
     ChunkExtents chunks = file.chunks();
     long length = chunks.chunkLength(chunk);
+    InMemorySplit inMemory = file.inMemory();
+    ByteBuf held = inMemory == null ? null : inMemory.chunk(chunks, chunk);
+    if (held != null) {
+      metrics.bytesRead().mark(length);
+      metrics.memoryTierReads().mark();
+      registry.countRead(file.key().appId(), length);
+      Response ok =
+          Response.newBuilder().setRequestId(h.getRequestId()).setStatus(Status.OK).build();
+      return Message.withBody(MessageType.RESPONSE.id(), ok, h.getRequestId(), held);
+    }
     String damage = truncation(file, chunk, chunks.chunkEnd(chunk));
     if (damage != null) {
       if (file.firstDamageReport()) {

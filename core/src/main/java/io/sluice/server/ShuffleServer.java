@@ -205,6 +205,16 @@ public final class ShuffleServer implements Closeable {
         conf.diskCheckIntervalMillis(),
         conf.diskCheckIntervalMillis(),
         TimeUnit.MILLISECONDS);
+    if (conf.memoryTierMaxSplit() > 0) {
+      long every = Math.max(100, Math.min(10_000, conf.memoryTierWritebackAfterMillis() / 4));
+      housekeeping.scheduleWithFixedDelay(
+          () ->
+              registry.writeBackMemorySplits(
+                  TimeUnit.MILLISECONDS.toNanos(conf.memoryTierWritebackAfterMillis())),
+          every,
+          every,
+          TimeUnit.MILLISECONDS);
+    }
     housekeeping.scheduleWithFixedDelay(
         this::expireApplications,
         conf.appExpiryCheckIntervalMillis(),
@@ -412,6 +422,7 @@ public final class ShuffleServer implements Closeable {
             + " the open splits are committed",
         port);
     List<CommittedSplitFile> committed = commitOpenSplits();
+    writeBackMemoryTier();
     long committedNanos = System.nanoTime() - start;
     closeQuietly();
     long bytes = 0;
@@ -427,6 +438,20 @@ public final class ShuffleServer implements Closeable {
         bytes,
         TimeUnit.NANOSECONDS.toMillis(committedNanos),
         state);
+  }
+
+  /** Stop: what the memory tier holds goes to its files, so a restart serves it. */
+  private void writeBackMemoryTier() {
+    try {
+      registry.writeBackMemorySplits(0).get(conf.shutdownTimeoutMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException | ExecutionException e) {
+      LOG.error(
+          "Writing the memory tier's splits to their files did not finish ({}); those not written"
+              + " are lost and their shuffles will fail to commit after a restart",
+          e.toString());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private List<CommittedSplitFile> commitOpenSplits() {

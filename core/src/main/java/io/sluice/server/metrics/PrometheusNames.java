@@ -163,6 +163,16 @@ public final class PrometheusNames {
         "replicaBytesPushed",
         "sluice_replica_pushed_bytes_total",
         "Bytes of replica pushes taken (second copies), also in sluice_pushed_bytes_total.");
+    counter(
+        "memoryTierCommits",
+        "sluice_memory_tier_commits_total",
+        "Splits committed in the memory tier (no file until written back).");
+    counter(
+        "memoryTierWritebacks",
+        "sluice_memory_tier_writebacks_total",
+        "Memory-tier splits written to their files (memory pressure, age or a stop).");
+    counter(
+        "memoryTierReads", "sluice_memory_tier_reads_total", "Chunks served from the memory tier.");
     counter("bytesFlushed", "sluice_flushed_bytes_total", "Bytes flushed to split files.");
     counter("bytesRead", "sluice_read_bytes_total", "Bytes served to readers.");
     counter(

@@ -5,6 +5,7 @@ import com.codahale.metrics.Timer;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.server.storage.ChunkExtents;
 import io.sluice.server.storage.CommittedSplitFile;
+import io.sluice.server.storage.InMemorySplit;
 import io.sluice.server.storage.MapIndexSet;
 import io.sluice.server.storage.MapRunIndex;
 import java.io.Closeable;
@@ -148,6 +149,11 @@ public final class MapRangeReads implements Closeable {
     }
     if (isPlainRead(split, startMapIndex, endMapIndex)) {
       return CompletableFuture.completedFuture(split);
+    }
+    InMemorySplit inMemory = split.inMemory();
+    if (inMemory != null && inMemory.isHeld()) {
+      // a range read works on the split's file (its index, or a sorted copy): write it first
+      return inMemory.writeBack().thenCompose(v -> open(split, startMapIndex, endMapIndex));
     }
     metrics.rangeReads().mark();
     SplitVersion version;

@@ -15,19 +15,37 @@ public final class CommittedSplitFile {
   private final ChunkExtents chunks;
   private final MapIndexSet mapIndexes;
   private final AtomicBoolean damageCounted = new AtomicBoolean();
+  private final InMemorySplit inMemory;
 
   CommittedSplitFile(
       SplitKey key, Path path, long length, List<Long> chunkOffsets, MapIndexSet mapIndexes) {
-    this(key, path, length, ChunkExtents.contiguous(chunkOffsets), mapIndexes);
+    this(key, path, length, ChunkExtents.contiguous(chunkOffsets), mapIndexes, null);
+  }
+
+  /** A split committed in the memory tier: served from {@code inMemory} until written back. */
+  CommittedSplitFile(
+      SplitKey key,
+      Path path,
+      long length,
+      List<Long> chunkOffsets,
+      MapIndexSet mapIndexes,
+      InMemorySplit inMemory) {
+    this(key, path, length, ChunkExtents.contiguous(chunkOffsets), mapIndexes, inMemory);
   }
 
   private CommittedSplitFile(
-      SplitKey key, Path path, long length, ChunkExtents chunks, MapIndexSet mapIndexes) {
+      SplitKey key,
+      Path path,
+      long length,
+      ChunkExtents chunks,
+      MapIndexSet mapIndexes,
+      InMemorySplit inMemory) {
     this.key = key;
     this.path = path;
     this.length = length;
     this.chunks = chunks;
     this.mapIndexes = mapIndexes.copy();
+    this.inMemory = inMemory;
   }
 
   /**
@@ -35,7 +53,16 @@ public final class CommittedSplitFile {
    * a map-range read, see {@code io.sluice.server.sort}; the map set is the split's.
    */
   public static CommittedSplitFile view(CommittedSplitFile split, Path path, ChunkExtents chunks) {
-    return new CommittedSplitFile(split.key, path, split.length, chunks, split.mapIndexes);
+    return new CommittedSplitFile(
+        split.key, path, split.length, chunks, split.mapIndexes, split.inMemory);
+  }
+
+  /**
+   * The split's bytes in the memory tier, or null for a split committed to its file; once {@link
+   * InMemorySplit#isHeld()} is false they are in the file ({@link #path()}).
+   */
+  public InMemorySplit inMemory() {
+    return inMemory;
   }
 
   public SplitKey key() {

@@ -2,6 +2,7 @@ package io.sluice.server.storage;
 
 import com.codahale.metrics.Timer;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.sluice.common.CrashPoints;
 import io.sluice.protocol.BatchFormat;
 import io.sluice.protocol.proto.Status;
@@ -72,6 +73,7 @@ public final class ReducePartitionSplit {
   private final long chunkSize;
   private final long splitThreshold;
   private final boolean fsync;
+  private final long memoryTierMaxSplit;
 
   /** Written on the flusher thread only (a move), read anywhere. */
   private volatile DataDirectory dir;
@@ -86,6 +88,9 @@ public final class ReducePartitionSplit {
   private final MapIndexSet mapIndexes = new MapIndexSet();
   private IOException failure;
   private CompletableFuture<CommittedSplitFile> commitFuture;
+  private boolean flushSubmitted;
+  private InMemorySplit inMemory;
+  private CompletableFuture<Void> writeBackFuture;
 
   // flusher thread only
   private FileChannel channel;
@@ -111,6 +116,7 @@ public final class ReducePartitionSplit {
     this.chunkSize = conf.chunkSize();
     this.splitThreshold = conf.splitThreshold();
     this.fsync = conf.commitFsync();
+    this.memoryTierMaxSplit = conf.memoryTierMaxSplit();
     this.mapRuns = new MapRunRecorder(chunkSize);
     dir.activeSplitSet().add(this);
     metrics.activeSplits().inc();
@@ -200,6 +206,7 @@ public final class ReducePartitionSplit {
 
   /** Caller holds the lock. Hands the pending buffers to the flusher. */
   private void submitFlush() {
+    flushSubmitted = true;
     List<ByteBuf> buffers = pending;
     long bytes = pendingBytes;
     pending = new ArrayList<>();
@@ -418,6 +425,10 @@ public final class ReducePartitionSplit {
       commitFuture.completeExceptionally(new IOException(key + " was discarded before commit"));
       return commitFuture;
     }
+    if (fitsMemoryTier()) {
+      commitFuture.complete(commitInMemory());
+      return commitFuture;
+    }
     state = State.COMMITTING;
     List<ByteBuf> buffers = pending;
     long bytes = pendingBytes;
@@ -434,6 +445,124 @@ public final class ReducePartitionSplit {
           }
         });
     return future;
+  }
+
+  /**
+   * Caller holds the lock. Whether the split is committed in the memory tier: it is on, nothing of
+   * the split ever went to the flusher (so no file exists and the flusher-only fields are
+   * untouched), it is small enough, and held memory is at or below the resume watermark.
+   */
+  private boolean fitsMemoryTier() {
+    return memoryTierMaxSplit > 0
+        && !flushSubmitted
+        && failure == null
+        && !movedOff
+        && pendingBytes <= memoryTierMaxSplit
+        && memory.held() <= memory.resumeWatermarkBytes();
+  }
+
+  /**
+   * Caller holds the lock. Commits what is buffered as the bytes its file would hold (batches in
+   * map order, chunk boundaries and map-run trailer computed as a flush and the commit compute
+   * them), kept in memory with their reservation until written back or dropped. No flusher ran for
+   * this split, so computing the flusher-only fields here races with nothing.
+   */
+  private CommittedSplitFile commitInMemory() {
+    List<ByteBuf> buffers = pending;
+    long bytes = pendingBytes;
+    pending = new ArrayList<>();
+    pendingBytes = 0;
+    MapOrderedSegment segment = MapOrderedSegment.of(buffers);
+    for (int k = 0; k < segment.batchCount(); k++) {
+      recordBatch(segment.mapIndex(k), segment.length(k));
+    }
+    ByteBuffer trailer = mapRuns.trailer();
+    int trailerLength = trailer == null ? 0 : trailer.remaining();
+    // one copy, so the image owns its bytes outright: a response holding a slice of it keeps it
+    // alive, and the accepted bodies go back to the pool now
+    ByteBuf image = PooledByteBufAllocator.DEFAULT.directBuffer((int) bytes + trailerLength);
+    for (ByteBuffer b : segment.buffers()) {
+      image.writeBytes(b.duplicate());
+    }
+    if (trailer != null) {
+      image.writeBytes(trailer);
+    }
+    for (ByteBuf b : buffers) {
+      b.release();
+    }
+    if (chunkOffsets.get(chunkOffsets.size() - 1) != flushedLength) {
+      chunkOffsets.add(flushedLength);
+    }
+    state = State.COMMITTED;
+    closed(dir);
+    inMemory = new InMemorySplit(image, bytes, memory, this::writeBack);
+    metrics.memoryTierCommits().mark();
+    return new CommittedSplitFile(
+        key, committedPath(dir), flushedLength, chunkOffsets, mapIndexes.copy(), inMemory);
+  }
+
+  /**
+   * Writes a split committed in the memory tier to its file (in-progress name, fsync when {@code
+   * sluice.commit.fsync}, rename), then drops the memory copy; the same future for every call. A
+   * failed write keeps the copy and fails the future (a later call tries again).
+   */
+  synchronized CompletableFuture<Void> writeBack() {
+    if (writeBackFuture != null) {
+      return writeBackFuture;
+    }
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    writeBackFuture = done;
+    InMemorySplit held = inMemory;
+    flusher.execute(
+        () -> {
+          ByteBuf image = held == null ? null : held.retainedImage();
+          if (image == null || isDiscarded()) {
+            if (image != null) {
+              image.release();
+            }
+            done.complete(null);
+            return;
+          }
+          DataDirectory d = dir;
+          try {
+            FileChannel ch = openChannel();
+            ByteBuffer[] nio = image.nioBuffers();
+            long total = image.readableBytes();
+            long written = 0;
+            while (written < total) {
+              written += ch.write(nio);
+            }
+            if (fsync) {
+              ch.force(true);
+            }
+            closeQuietly();
+            DurableRename.rename(inProgressPath(d), committedPath(d), fsync);
+            metrics.bytesFlushed().mark(total);
+            d.bytesFlushed().mark(total);
+            metrics.memoryTierWritebacks().mark();
+            held.drop();
+            done.complete(null);
+          } catch (IOException | RuntimeException e) {
+            closeQuietly();
+            LOG.error(
+                "Writing {} from the memory tier to {} failed; it stays in memory: {}",
+                key,
+                committedPath(d),
+                e.toString());
+            synchronized (this) {
+              writeBackFuture = null;
+            }
+            done.completeExceptionally(e);
+          } finally {
+            image.release();
+          }
+        });
+    return done;
+  }
+
+  /** The split's memory-tier copy, or null when it was committed to its file. */
+  synchronized InMemorySplit inMemory() {
+    return inMemory;
   }
 
   /** Flusher thread. */
@@ -511,6 +640,7 @@ public final class ReducePartitionSplit {
   public CompletableFuture<Void> discard() {
     List<ByteBuf> buffers;
     long bytes;
+    InMemorySplit held;
     synchronized (this) {
       if (state == State.DISCARDED) {
         return CompletableFuture.completedFuture(null);
@@ -520,6 +650,10 @@ public final class ReducePartitionSplit {
       bytes = pendingBytes;
       pending = new ArrayList<>();
       pendingBytes = 0;
+      held = inMemory;
+    }
+    if (held != null) {
+      held.drop();
     }
     for (ByteBuf b : buffers) {
       b.release();

@@ -351,7 +351,51 @@ public final class ShuffleRegistry {
       }
       handed += candidates.get((int) size[1]).flushNow();
     }
+    if (handed < bytesToFree) {
+      // then the memory tier, largest first: written to their files, their memory is freed
+      List<ReducePartitionSplit> held = heldInMemory(candidates, 0);
+      held.sort((a, b) -> Long.compare(b.inMemory().size(), a.inMemory().size()));
+      for (ReducePartitionSplit split : held) {
+        if (handed >= bytesToFree) {
+          break;
+        }
+        handed += split.inMemory().size();
+        split.writeBack();
+      }
+    }
     return handed;
+  }
+
+  /**
+   * Writes the memory-tier splits committed at least {@code minAgeNanos} ago to their files (0: all
+   * of them, before the server stops).
+   *
+   * @return completes when they are written; exceptionally when one failed (it stays in memory)
+   */
+  public CompletableFuture<Void> writeBackMemorySplits(long minAgeNanos) {
+    List<ReducePartitionSplit> all = new ArrayList<>();
+    for (Application app : apps.values()) {
+      for (ServerShuffle s : app.shuffles.values()) {
+        s.collectSplits(all);
+      }
+    }
+    List<CompletableFuture<Void>> futures = new ArrayList<>();
+    for (ReducePartitionSplit split : heldInMemory(all, minAgeNanos)) {
+      futures.add(split.writeBack());
+    }
+    return CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]));
+  }
+
+  private static List<ReducePartitionSplit> heldInMemory(
+      List<ReducePartitionSplit> splits, long minAgeNanos) {
+    List<ReducePartitionSplit> held = new ArrayList<>();
+    for (ReducePartitionSplit split : splits) {
+      InMemorySplit m = split.inMemory();
+      if (m != null && m.isHeld() && m.ageNanos() >= minAgeNanos) {
+        held.add(split);
+      }
+    }
+    return held;
   }
 
   public int applicationCount() {

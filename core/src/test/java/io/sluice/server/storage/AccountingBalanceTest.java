@@ -23,8 +23,9 @@ import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Random interleavings of pushes, early flushes, commits, directory failures and unregisters: the
- * memory count never goes above the maximum or below what is buffered, and ends at zero.
+ * Random interleavings of pushes, early flushes, commits (to files, or to the memory tier on odd
+ * repetitions), write-backs of the memory tier, directory failures and unregisters: the memory
+ * count never goes above the maximum or below what is buffered, and ends at zero.
  */
 class AccountingBalanceTest {
   @TempDir Path tmp;
@@ -45,7 +46,10 @@ class AccountingBalanceTest {
                     "sluice.split.threshold",
                     "32k",
                     "sluice.flush.writebackBytes",
-                    "16k")));
+                    "16k",
+                    // odd repetitions commit small splits in the memory tier and write them back
+                    "sluice.storage.memory.maxSplitSize",
+                    info.getCurrentRepetition() % 2 == 1 ? "24k" : "0")));
     MemoryBudget memory = new MemoryBudget(conf.memoryMax(), 0.85, 0.95, 0.5, Clock.SYSTEM);
     DataDirectories dirs =
         new DataDirectories(conf, memory, new ServerMetrics(new MetricRegistry(), memory));
@@ -93,8 +97,11 @@ class AccountingBalanceTest {
           if (shuffle != null) {
             work.add(shuffle.commit().exceptionally(e -> null));
           }
-        } else if (choice < 98) {
+        } else if (choice < 96) {
           work.add(registry.unregisterShuffle("app", shuffleId));
+        } else if (choice < 98) {
+          // the memory tier's write-back (age, a stop), racing with everything else
+          work.add(registry.writeBackMemorySplits(0).exceptionally(e -> null));
         } else {
           DataDirectory d = dirs.all().get(random.nextInt(3));
           dirs.failed(d, "injected by the test", new java.io.IOException("injected"));
