@@ -44,8 +44,58 @@ public final class FlinkClientConf {
           "Flink: read streams an input gate keeps open at once, one per producer partition; the"
               + " next opens when one ends.");
 
+  public static final ConfigKey<String> FALLBACK =
+      ConfigKey.string(
+          "sluice.flink.fallback",
+          "auto",
+          "Flink: what runs the exchanges Sluice does not serve (streaming jobs, pipelined and"
+              + " hybrid exchanges): auto, Flink's own Netty shuffle in the same cluster (logged"
+              + " per job); never, they are refused naming the setting to change.");
+  public static final ConfigKey<Double> FALLBACK_NETWORK_FRACTION =
+      ConfigKey.fraction(
+          "sluice.flink.fallback.networkMemoryFraction",
+          0.25,
+          "Flink, with sluice.flink.fallback auto: the share of each TaskManager's network memory"
+              + " Flink's Netty shuffle gets for the exchanges it runs; Sluice's writers and"
+              + " gates get the rest.");
+
   public static final List<ConfigKey<?>> KEYS =
-      List.of(SERVERS, REGION_SIZE, INPUT_GATE_MEMORY, READ_CONCURRENCY);
+      List.of(
+          SERVERS,
+          REGION_SIZE,
+          INPUT_GATE_MEMORY,
+          READ_CONCURRENCY,
+          FALLBACK,
+          FALLBACK_NETWORK_FRACTION);
+
+  /**
+   * Whether exchanges Sluice does not serve run on Flink's Netty shuffle ({@code
+   * sluice.flink.fallback} auto) instead of being refused (never).
+   *
+   * @throws IllegalArgumentException naming the key and its values for any other value
+   */
+  static boolean fallsBack(Configuration flinkConf) {
+    String value = sluiceConf(flinkConf).get(FALLBACK).trim();
+    switch (value) {
+      case "auto":
+        return true;
+      case "never":
+        return false;
+      default:
+        throw new IllegalArgumentException(
+            "Invalid value '" + value + "' for " + FALLBACK.name() + ": expected auto or never");
+    }
+  }
+
+  /** The share of network memory Flink's Netty shuffle gets when exchanges fall back to it. */
+  static double fallbackNetworkFraction(Configuration flinkConf) {
+    double f = sluiceConf(flinkConf).get(FALLBACK_NETWORK_FRACTION);
+    if (!(f > 0 && f < 1)) {
+      throw new IllegalArgumentException(
+          FALLBACK_NETWORK_FRACTION.name() + " must be between 0 and 1 (exclusive), got " + f);
+    }
+    return f;
+  }
 
   private final SluiceConf sluiceConf;
   private final int segmentSize;

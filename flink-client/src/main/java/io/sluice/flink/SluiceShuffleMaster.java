@@ -210,9 +210,8 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
         + " is "
         + type
         + ". For a batch job set execution.batch-shuffle-mode: ALL_EXCHANGES_BLOCKING (with"
-        + " execution.runtime-mode: BATCH); streaming jobs need Flink's default shuffle service,"
-        + " so run them on a cluster without shuffle-service-factory.class:"
-        + " io.sluice.flink.SluiceShuffleServiceFactory.";
+        + " execution.runtime-mode: BATCH); streaming jobs need Flink's default shuffle service:"
+        + " set sluice.flink.fallback: auto to run them on Flink's Netty shuffle in this cluster.";
   }
 
   private void serverLost(String appId, InetSocketAddress server) {

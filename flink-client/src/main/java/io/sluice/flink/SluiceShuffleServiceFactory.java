@@ -1,7 +1,11 @@
 package io.sluice.flink;
 
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.runtime.io.network.NettyShuffleServiceFactory;
 import org.apache.flink.runtime.io.network.api.writer.ResultPartitionWriter;
 import org.apache.flink.runtime.io.network.partition.consumer.IndexedInputGate;
+import org.apache.flink.runtime.shuffle.ShuffleDescriptor;
 import org.apache.flink.runtime.shuffle.ShuffleEnvironment;
 import org.apache.flink.runtime.shuffle.ShuffleEnvironmentContext;
 import org.apache.flink.runtime.shuffle.ShuffleMaster;
@@ -33,23 +37,63 @@ import org.apache.flink.runtime.shuffle.ShuffleServiceFactory;
  *       from the same file.
  * </ol>
  *
- * <p>Streaming jobs and pipelined or hybrid exchanges are refused with an error naming the setting
- * to change: run them on a cluster that keeps Flink's default shuffle service. When a Sluice server
- * is lost, Flink reruns the producers whose data it held.
+ * <p>Streaming jobs and pipelined or hybrid exchanges run on Flink's own Netty shuffle in the same
+ * cluster ({@code sluice.flink.fallback: auto}, the default; it gets {@code
+ * sluice.flink.fallback.networkMemoryFraction} of each TaskManager's network memory), or are
+ * refused with an error naming the setting to change ({@code never}). When a Sluice server is lost,
+ * Flink reruns the producers whose data it held.
  */
 public final class SluiceShuffleServiceFactory
-    implements ShuffleServiceFactory<
-        SluiceShuffleDescriptor, ResultPartitionWriter, IndexedInputGate> {
+    implements ShuffleServiceFactory<ShuffleDescriptor, ResultPartitionWriter, IndexedInputGate> {
 
   @Override
-  public ShuffleMaster<SluiceShuffleDescriptor> createShuffleMaster(
+  public ShuffleMaster<ShuffleDescriptor> createShuffleMaster(
       ShuffleMasterContext shuffleMasterContext) {
-    return new SluiceShuffleMaster(shuffleMasterContext.getConfiguration());
+    Configuration conf = shuffleMasterContext.getConfiguration();
+    SluiceShuffleMaster sluice = new SluiceShuffleMaster(conf);
+    if (!FlinkClientConf.fallsBack(conf)) {
+      return widen(sluice);
+    }
+    return new FallbackShuffleMaster(
+        sluice, new NettyShuffleServiceFactory().createShuffleMaster(shuffleMasterContext));
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static ShuffleMaster<ShuffleDescriptor> widen(SluiceShuffleMaster master) {
+    return (ShuffleMaster) master;
   }
 
   @Override
   public ShuffleEnvironment<ResultPartitionWriter, IndexedInputGate> createShuffleEnvironment(
-      ShuffleEnvironmentContext shuffleEnvironmentContext) {
-    return new SluiceShuffleEnvironment(shuffleEnvironmentContext);
+      ShuffleEnvironmentContext context) {
+    Configuration conf = context.getConfiguration();
+    if (!FlinkClientConf.fallsBack(conf)) {
+      return new SluiceShuffleEnvironment(context);
+    }
+    long network = context.getNetworkMemorySize().getBytes();
+    long forNetty = (long) (network * FlinkClientConf.fallbackNetworkFraction(conf));
+    SluiceShuffleEnvironment sluice =
+        new SluiceShuffleEnvironment(withNetworkMemory(context, network - forNetty));
+    return new FallbackShuffleEnvironment(
+        sluice,
+        new NettyShuffleServiceFactory()
+            .createShuffleEnvironment(withNetworkMemory(context, forNetty)));
+  }
+
+  /** {@code context} with {@code bytes} of network memory. */
+  private static ShuffleEnvironmentContext withNetworkMemory(
+      ShuffleEnvironmentContext context, long bytes) {
+    return new ShuffleEnvironmentContext(
+        context.getConfiguration(),
+        context.getTaskExecutorResourceId(),
+        new MemorySize(bytes),
+        context.isLocalCommunicationOnly(),
+        context.getHostAddress(),
+        context.getNumberOfSlots(),
+        context.getTmpDirPaths(),
+        context.getEventPublisher(),
+        context.getParentMetricGroup(),
+        context.getIoExecutor(),
+        context.getScheduledExecutor());
   }
 }

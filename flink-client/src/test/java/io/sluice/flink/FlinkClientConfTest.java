@@ -91,7 +91,27 @@ class FlinkClientConfTest {
             "sluice.servers",
             "sluice.flink.regionSize",
             "sluice.flink.inputGateMemory",
-            "sluice.flink.readConcurrency");
+            "sluice.flink.readConcurrency",
+            "sluice.flink.fallback",
+            "sluice.flink.fallback.networkMemoryFraction");
+  }
+
+  @Test
+  void aMisspeltFallbackIsRefusedNamingTheValues() {
+    Configuration conf = new Configuration();
+    assertThat(FlinkClientConf.fallsBack(conf)).as("auto by default").isTrue();
+    conf.setString("sluice.flink.fallback", "never");
+    assertThat(FlinkClientConf.fallsBack(conf)).isFalse();
+    conf.setString("sluice.flink.fallback", "sometimes");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> FlinkClientConf.fallsBack(conf))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'sometimes'")
+        .hasMessageContaining("sluice.flink.fallback")
+        .hasMessageContaining("auto or never");
+    conf.setString("sluice.flink.fallback.networkMemoryFraction", "1");
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> FlinkClientConf.fallbackNetworkFraction(conf))
+        .hasMessageContaining("sluice.flink.fallback.networkMemoryFraction");
   }
 
   @Test

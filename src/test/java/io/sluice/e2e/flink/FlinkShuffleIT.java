@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import org.apache.flink.api.common.BatchShuffleMode;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -26,8 +27,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Real Flink batch jobs whose blocking exchanges go through two in-process Sluice servers, each
  * compared with the same job on Flink's built-in shuffle: word count, keyed reduces at several
  * parallelisms, a join, a broadcast exchange, partitions of many regions, and a consumer whose
- * parallelism Flink derives from the byte counts the Sluice writers report. Hybrid exchanges and
- * streaming (pipelined) jobs are refused with an error naming the setting to change. The reference
+ * parallelism Flink derives from the byte counts the Sluice writers report. With {@code
+ * sluice.flink.fallback: never}, hybrid exchanges and streaming (pipelined) jobs are refused with
+ * an error naming the setting to change ({@link FlinkFallbackIT}: they run on Netty). The reference
  * results come first, from a built-in MiniCluster stopped before the Sluice one starts.
  */
 class FlinkShuffleIT {
@@ -70,7 +72,11 @@ class FlinkShuffleIT {
       builtin.close();
     }
     servers = TestCluster.start(tmp.resolve("sluice"), 2);
-    flink = FlinkHarness.sluice(servers);
+    // without the fallback to Flink's Netty shuffle, so the refusals below show (the fallback:
+    // FlinkFallbackIT)
+    Configuration never = new Configuration();
+    never.setString("sluice.flink.fallback", "never");
+    flink = FlinkHarness.sluice(servers, never);
   }
 
   @AfterAll
@@ -188,6 +194,7 @@ class FlinkShuffleIT {
     StreamExecutionEnvironment env = FlinkHarness.streaming(flink, 2);
     assertThatThrownBy(() -> FlinkHarness.collectSorted(FlinkJobs.keyedReduce(env, 2)))
         .hasStackTraceContaining("execution.batch-shuffle-mode: ALL_EXCHANGES_BLOCKING")
-        .hasStackTraceContaining("streaming jobs need Flink's default shuffle service");
+        .hasStackTraceContaining("streaming jobs need Flink's default shuffle service")
+        .hasStackTraceContaining("sluice.flink.fallback: auto");
   }
 }

@@ -1,7 +1,8 @@
 package io.sluice.e2e.flink;
 
 import io.sluice.flink.SluiceShuffleDescriptor;
-import io.sluice.flink.SluiceShuffleServiceFactory;
+import io.sluice.flink.SluiceShuffleEnvironment;
+import io.sluice.flink.SluiceShuffleMaster;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -29,10 +30,11 @@ import org.apache.flink.runtime.shuffle.ShuffleServiceFactory;
 import org.apache.flink.runtime.shuffle.TaskInputsOutputsDescriptor;
 
 /**
- * Sluice's shuffle service exactly as {@link SluiceShuffleServiceFactory} makes it, with the
- * shuffle master's conversation with Flink recorded so the failover suites can assert on it without
- * reading logs: every partition it placed (the descriptors producers write and consumers read) and
- * every partition it reported lost to the JobMaster ({@link
+ * Sluice's shuffle service as {@code SluiceShuffleServiceFactory} makes it without the fallback to
+ * Flink's Netty shuffle ({@code sluice.flink.fallback: never}), with the shuffle master's
+ * conversation with Flink recorded so the failover suites can assert on it without reading logs:
+ * every partition it placed (the descriptors producers write and consumers read) and every
+ * partition it reported lost to the JobMaster ({@link
  * JobShuffleContext#stopTrackingAndReleasePartitions}). Every call goes to the real shuffle master
  * and environment and every answer is theirs. The MiniCluster runs in the test's JVM and loads this
  * factory by name, so the record is static: {@link #reset} it before a job.
@@ -43,8 +45,6 @@ public final class ObservingShuffleServiceFactory
   private static final List<SluiceShuffleDescriptor> PLACED = new CopyOnWriteArrayList<>();
   private static final List<ResultPartitionID> REPORTED_LOST = new CopyOnWriteArrayList<>();
   private static volatile CompletableFuture<Void> lossReported = new CompletableFuture<>();
-
-  private final SluiceShuffleServiceFactory sluice = new SluiceShuffleServiceFactory();
 
   /** Forgets what was recorded. */
   static void reset() {
@@ -70,13 +70,13 @@ public final class ObservingShuffleServiceFactory
 
   @Override
   public ShuffleMaster<SluiceShuffleDescriptor> createShuffleMaster(ShuffleMasterContext context) {
-    return new Master(sluice.createShuffleMaster(context));
+    return new Master(new SluiceShuffleMaster(context.getConfiguration()));
   }
 
   @Override
   public ShuffleEnvironment<ResultPartitionWriter, IndexedInputGate> createShuffleEnvironment(
       ShuffleEnvironmentContext context) {
-    return sluice.createShuffleEnvironment(context);
+    return new SluiceShuffleEnvironment(context);
   }
 
   /** The real shuffle master, its placements recorded and its job contexts observed. */
