@@ -44,6 +44,13 @@ public final class ClientConf {
           "A map task fails when its pushes make no progress for this long, naming the server.");
   public static final ConfigKey<String> COMPRESSION =
       ConfigKey.string("sluice.push.compression", "lz4", "Codec of batch payloads: lz4 or none.");
+  public static final ConfigKey<Long> READ_INLINE_FIRST_CHUNK =
+      ConfigKey.bytes(
+          "sluice.read.inlineFirstChunk",
+          "1m",
+          "A reader asks for a split's first chunk in the answer to opening it when the chunk holds"
+              + " at most this many bytes, saving a round trip per small split (a split of one"
+              + " such chunk costs one request); 0 fetches every chunk.");
   public static final ConfigKey<Integer> READ_PREFETCH_CHUNKS =
       ConfigKey.integer(
           "sluice.read.prefetchChunks",
@@ -127,6 +134,7 @@ public final class ClientConf {
           PUSH_TIMEOUT,
           COMPRESSION,
           READ_PREFETCH_CHUNKS,
+          READ_INLINE_FIRST_CHUNK,
           HEARTBEAT_INTERVAL,
           COORDINATOR_PORT,
           EXCLUDE_DURATION,
@@ -143,6 +151,7 @@ public final class ClientConf {
   private final long pushTimeoutMillis;
   private final BatchCodec codec;
   private final int prefetchChunks;
+  private final int inlineFirstChunk;
   private final long heartbeatIntervalMillis;
   private final int coordinatorPort;
   private final long commitTimeoutMillis;
@@ -187,6 +196,12 @@ public final class ClientConf {
     this.retryMaxWaitMillis = conf.get(PUSH_RETRY_MAX_WAIT);
     this.pushTimeoutMillis = conf.get(PUSH_TIMEOUT);
     this.codec = BatchCodec.named(conf.get(COMPRESSION).toLowerCase(Locale.ROOT));
+    long inline = conf.get(READ_INLINE_FIRST_CHUNK);
+    if (inline < 0 || inline > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(
+          READ_INLINE_FIRST_CHUNK + " must be between 0 and 2g, got " + inline);
+    }
+    this.inlineFirstChunk = (int) inline;
     this.prefetchChunks = conf.get(READ_PREFETCH_CHUNKS);
     if (prefetchChunks < 1) {
       throw new IllegalArgumentException(READ_PREFETCH_CHUNKS + " must be at least 1");
@@ -266,6 +281,11 @@ public final class ClientConf {
 
   public BatchCodec codec() {
     return codec;
+  }
+
+  /** Bytes up to which a split's first chunk comes with the answer to opening it; 0: never. */
+  public int inlineFirstChunk() {
+    return inlineFirstChunk;
   }
 
   public int prefetchChunks() {

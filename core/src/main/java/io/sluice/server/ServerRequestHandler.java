@@ -429,6 +429,25 @@ final class ServerRequestHandler implements RequestHandler {
 
   private Message openedStream(
       Channel channel, OpenStream h, String split, CommittedSplitFile file) {
+    boolean inline =
+        h.getInlineFirstChunk() > 0
+            && file.numChunks() > 0
+            && file.chunks().chunkLength(0) <= h.getInlineFirstChunk()
+            && !Tls.isSecured(channel); // a TLS chunk is read off the event loop: fetched
+    if (inline && file.numChunks() == 1) {
+      // the whole split in the answer: no stream to keep, fetch or close
+      Response ok =
+          Response.newBuilder()
+              .setRequestId(h.getRequestId())
+              .setStatus(Status.OK)
+              .setStream(
+                  StreamHandle.newBuilder()
+                      .addAllChunkOffsets(file.chunks().handleOffsets())
+                      .setFirstChunkInline(true)
+                      .setClosed(true))
+              .build();
+      return chunkResponse(channel, ok, file, 0);
+    }
     ReadStreams.Stream stream = streams.open(channel, file);
     if (stream == null) {
       return Messages.error(
@@ -439,15 +458,17 @@ final class ServerRequestHandler implements RequestHandler {
               + ": the connection holds too many open streams"
               + " (sluice.read.maxStreamsPerConnection)");
     }
-    return Messages.response(
+    Response ok =
         Response.newBuilder()
             .setRequestId(h.getRequestId())
             .setStatus(Status.OK)
             .setStream(
                 StreamHandle.newBuilder()
                     .setStreamId(stream.id())
-                    .addAllChunkOffsets(file.chunks().handleOffsets()))
-            .build());
+                    .addAllChunkOffsets(file.chunks().handleOffsets())
+                    .setFirstChunkInline(inline))
+            .build();
+    return inline ? chunkResponse(channel, ok, file, 0) : Messages.response(ok);
   }
 
   private Message fetchChunk(Channel channel, Message request) {
@@ -471,6 +492,18 @@ final class ServerRequestHandler implements RequestHandler {
               + file.numChunks()
               + " chunks");
     }
+    Response ok = Response.newBuilder().setRequestId(h.getRequestId()).setStatus(Status.OK).build();
+    return chunkResponse(channel, ok, file, chunk);
+  }
+
+  /**
+   * The answer {@code ok} with chunk {@code chunk} of {@code file} as its body: a slice of the
+   * memory tier, the file's regions (sendfile), or, under TLS, a buffer read off this thread and
+   * sent when ready (null is returned then). Counts the read. An error naming the file when it no
+   * longer holds the chunk.
+   */
+  private Message chunkResponse(Channel channel, Response ok, CommittedSplitFile file, int chunk) {
+    long requestId = ok.getRequestId();
     ChunkExtents chunks = file.chunks();
     long length = chunks.chunkLength(chunk);
     InMemorySplit inMemory = file.inMemory();
@@ -479,20 +512,17 @@ final class ServerRequestHandler implements RequestHandler {
       metrics.bytesRead().mark(length);
       metrics.memoryTierReads().mark();
       registry.countRead(file.key().appId(), length);
-      Response ok =
-          Response.newBuilder().setRequestId(h.getRequestId()).setStatus(Status.OK).build();
-      return Message.withBody(MessageType.RESPONSE.id(), ok, h.getRequestId(), held);
+      return Message.withBody(MessageType.RESPONSE.id(), ok, requestId, held);
     }
     String damage = truncation(file, chunk, chunks.chunkEnd(chunk));
     if (damage != null) {
       if (file.firstDamageReport()) {
         registry.damagedFile(file.path(), damage);
       }
-      return Messages.error(h.getRequestId(), Status.NOT_FOUND, damage);
+      return Messages.error(requestId, Status.NOT_FOUND, damage);
     }
     metrics.bytesRead().mark(length);
     registry.countRead(file.key().appId(), length);
-    Response ok = Response.newBuilder().setRequestId(h.getRequestId()).setStatus(Status.OK).build();
     if (Tls.isSecured(channel)) {
       // TLS encrypts every byte: no sendfile; the chunk is read into a buffer off this thread
       readChunk(channel, ok, file, chunk);
@@ -504,7 +534,7 @@ final class ServerRequestHandler implements RequestHandler {
           new DefaultFileRegion(
               file.path().toFile(), chunks.extentOffset(chunk, k), chunks.extentLength(chunk, k));
     }
-    return Message.withFileBody(MessageType.RESPONSE.id(), ok, h.getRequestId(), regions);
+    return Message.withFileBody(MessageType.RESPONSE.id(), ok, requestId, regions);
   }
 
   /**

@@ -103,6 +103,10 @@ public final class PartitionReader implements Closeable {
   private CommittedSplit copy;
   private TransportClient connection;
   private long streamId;
+
+  /** False when the whole split came with the answer to opening it (no stream on the server). */
+  private boolean streamOpen;
+
   private int numChunks;
   private List<Long> chunkOffsets = List.of();
   private int nextChunkToFetch;
@@ -569,20 +573,27 @@ public final class PartitionReader implements Closeable {
                               .setEpoch(s.getEpoch())
                               .setStartMapIndex(startMapIndex)
                               .setEndMapIndex(endMapIndex)
+                              .setInlineFirstChunk(context.conf().inlineFirstChunk())
                               .build(),
                           id)),
               "opening");
-      m.release();
       r = m.header(Response.class);
+      if (r.getStream().getFirstChunkInline()) {
+        // its body is chunk 0: read as if fetched
+        fetches.add(CompletableFuture.completedFuture(m));
+      } else {
+        m.release();
+      }
     } catch (IOException e) {
       split = null;
       throw e;
     }
     StreamHandle handle = r.getStream();
     streamId = handle.getStreamId();
+    streamOpen = !handle.getClosed();
     chunkOffsets = handle.getChunkOffsetsList();
     numChunks = handle.getChunkOffsetsCount() - 1;
-    nextChunkToFetch = 0;
+    nextChunkToFetch = handle.getFirstChunkInline() ? 1 : 0;
     chunkIndex = -1;
     while (nextChunkToFetch < numChunks && fetches.size() < prefetch) {
       fetchNext();
@@ -654,6 +665,12 @@ public final class PartitionReader implements Closeable {
       f.thenAccept(Message::release);
     }
     fetches.clear();
+    if (!streamOpen) {
+      // the whole split came with the answer to opening it: the server kept no stream
+      split = null;
+      connection = null;
+      return;
+    }
     long sid = streamId;
     context
         .callAsync(
