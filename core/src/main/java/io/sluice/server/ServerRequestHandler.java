@@ -434,39 +434,31 @@ final class ServerRequestHandler implements RequestHandler {
             && file.numChunks() > 0
             && file.chunks().chunkLength(0) <= h.getInlineFirstChunk()
             && !Tls.isSecured(channel); // a TLS chunk is read off the event loop: fetched
+    StreamHandle.Builder handle =
+        StreamHandle.newBuilder()
+            .addAllChunkOffsets(file.chunks().handleOffsets())
+            .setFirstChunkInline(inline);
     if (inline && file.numChunks() == 1) {
       // the whole split in the answer: no stream to keep, fetch or close
-      Response ok =
-          Response.newBuilder()
-              .setRequestId(h.getRequestId())
-              .setStatus(Status.OK)
-              .setStream(
-                  StreamHandle.newBuilder()
-                      .addAllChunkOffsets(file.chunks().handleOffsets())
-                      .setFirstChunkInline(true)
-                      .setClosed(true))
-              .build();
-      return chunkResponse(channel, ok, file, 0);
-    }
-    ReadStreams.Stream stream = streams.open(channel, file);
-    if (stream == null) {
-      return Messages.error(
-          h.getRequestId(),
-          Status.BAD_REQUEST,
-          "cannot read "
-              + split
-              + ": the connection holds too many open streams"
-              + " (sluice.read.maxStreamsPerConnection)");
+      handle.setClosed(true);
+    } else {
+      ReadStreams.Stream stream = streams.open(channel, file);
+      if (stream == null) {
+        return Messages.error(
+            h.getRequestId(),
+            Status.BAD_REQUEST,
+            "cannot read "
+                + split
+                + ": the connection holds too many open streams"
+                + " (sluice.read.maxStreamsPerConnection)");
+      }
+      handle.setStreamId(stream.id());
     }
     Response ok =
         Response.newBuilder()
             .setRequestId(h.getRequestId())
             .setStatus(Status.OK)
-            .setStream(
-                StreamHandle.newBuilder()
-                    .setStreamId(stream.id())
-                    .addAllChunkOffsets(file.chunks().handleOffsets())
-                    .setFirstChunkInline(inline))
+            .setStream(handle)
             .build();
     return inline ? chunkResponse(channel, ok, file, 0) : Messages.response(ok);
   }
