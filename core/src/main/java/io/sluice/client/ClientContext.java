@@ -17,6 +17,7 @@ import io.sluice.protocol.proto.ServerAddress;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.Collection;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -44,6 +45,7 @@ public final class ClientContext implements Closeable {
   private final SilentServerWatch silentServers;
   // null without sluice.topology.script
   private final TopologyScript topology;
+  private final Map<String, String> hadoopSettings;
 
   /**
    * @throws IllegalArgumentException naming the setting when one is invalid (authentication on
@@ -53,6 +55,7 @@ public final class ClientContext implements Closeable {
     this.conf = new ClientConf(conf);
     this.networkConf = new NetworkConf(conf);
     this.auth = new AuthConf(conf);
+    this.hadoopSettings = Map.copyOf(conf.hadoopSettings());
     this.topology =
         this.conf.topologyScript().isEmpty()
             ? null
@@ -76,6 +79,15 @@ public final class ClientContext implements Closeable {
             this.conf.maxInFlight(),
             this.conf.pushTimeoutMillis());
     this.silentServers = new SilentServerWatch(this);
+  }
+
+  /**
+   * Hadoop settings for reading splits of the distributed tier ({@code sluice.hadoop.*} without the
+   * prefix; the Spark client passes {@code spark.hadoop.*} here), on top of the Hadoop
+   * configuration files on the class path.
+   */
+  public Map<String, String> hadoopSettings() {
+    return hadoopSettings;
   }
 
   public ClientConf conf() {

@@ -29,6 +29,7 @@ public final class ClientMetrics {
   private final Meter readFailovers = registry.meter(PREFIX + "readFailovers");
   private final Meter partitionsMoved = registry.meter(PREFIX + "partitionsMoved");
   private final Meter serverFailures = registry.meter(PREFIX + "serverFailures");
+  private final Meter remoteSplitsRead = registry.meter(PREFIX + "remoteSplitsRead");
   private final Timer replicaAckLag = registry.timer(PREFIX + "replicaAckLag");
 
   public MetricRegistry registry() {
@@ -50,6 +51,15 @@ public final class ClientMetrics {
   /** The two copies of a push were acknowledged {@code nanos} apart. */
   public void replicaAckLag(long nanos) {
     replicaAckLag.update(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+  }
+
+  /** A split of the distributed tier was opened, read from its file system, not a server. */
+  public void remoteSplitRead() {
+    remoteSplitsRead.mark();
+  }
+
+  public long remoteSplitsRead() {
+    return remoteSplitsRead.getCount();
   }
 
   public long readFailovers() {

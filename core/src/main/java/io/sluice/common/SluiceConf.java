@@ -70,11 +70,33 @@ public final class SluiceConf {
     return values;
   }
 
-  /** Keys starting with {@code sluice.} that no config class declares: usually typos. */
+  /**
+   * Prefix of Hadoop settings passed through to the Hadoop {@code Configuration} the distributed
+   * storage tier uses: {@code sluice.hadoop.dfs.replication} is {@code dfs.replication}.
+   */
+  public static final String HADOOP_PREFIX = "sluice.hadoop.";
+
+  /** The {@value #HADOOP_PREFIX} settings, without the prefix. */
+  public Map<String, String> hadoopSettings() {
+    Map<String, String> hadoop = new TreeMap<>();
+    for (Map.Entry<String, String> e : values.entrySet()) {
+      if (e.getKey().startsWith(HADOOP_PREFIX) && e.getKey().length() > HADOOP_PREFIX.length()) {
+        hadoop.put(e.getKey().substring(HADOOP_PREFIX.length()), e.getValue());
+      }
+    }
+    return hadoop;
+  }
+
+  /**
+   * Keys starting with {@code sluice.} that no config class declares: usually typos. Hadoop
+   * settings ({@value #HADOOP_PREFIX}) are not checked.
+   */
   public Map<String, String> unknownKeys() {
     Map<String, String> unknown = new TreeMap<>();
     for (Map.Entry<String, String> e : values.entrySet()) {
-      if (e.getKey().startsWith("sluice.") && ConfigKeys.find(e.getKey()) == null) {
+      if (e.getKey().startsWith("sluice.")
+          && !e.getKey().startsWith(HADOOP_PREFIX)
+          && ConfigKeys.find(e.getKey()) == null) {
         unknown.put(e.getKey(), e.getValue());
       }
     }

@@ -4,11 +4,15 @@ import io.sluice.auth.AuthConf;
 import io.sluice.common.ConfigKey;
 import io.sluice.common.SluiceConf;
 import io.sluice.server.metrics.MetricsConf;
+import io.sluice.server.storage.StoragePolicy;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 
 /** Settings of the shuffle server: where it listens, where it writes, how much it may hold. */
 public final class ServerConf {
@@ -105,16 +109,47 @@ public final class ServerConf {
           "1g",
           "A split larger than this answers SOFT_SPLIT so the partition's next data goes to a new"
               + " split.");
+  public static final ConfigKey<String> STORAGE_POLICY =
+      ConfigKey.string(
+          "sluice.storage.policy",
+          "local",
+          "Where committed splits live: a comma-separated list of memory, local and hdfs that names"
+              + " local (every split is written to a local data directory while it takes data)."
+              + " memory: small splits are committed in memory (see"
+              + " sluice.storage.memory.maxSplitSize); a crash loses them as a lost disk does, and"
+              + " the shuffle is recomputed or read from its replica. hdfs: large splits, and"
+              + " splits whose directory is past sluice.disk.maxUsage, move to"
+              + " sluice.storage.hdfs.dir at commit and are read from there, so they outlive the"
+              + " server.");
   public static final ConfigKey<Long> MEMORY_TIER_MAX_SPLIT =
       ConfigKey.bytes(
           "sluice.storage.memory.maxSplitSize",
-          "0",
-          "Memory tier: a split that holds at most this many bytes when it is committed, and was"
-              + " never flushed, is committed in memory (no file, no fsync) and served from there"
-              + " while held memory stays below the resume watermark; it is written to its file"
-              + " under memory pressure, after sluice.storage.memory.writebackAfter and before the"
-              + " server stops. A crash loses what it holds, as a lost disk does: the shuffle is"
-              + " recomputed (or read from its replica). 0 turns the tier off.");
+          "1m",
+          "Memory tier (sluice.storage.policy names memory): a split that holds at most this many"
+              + " bytes when it is committed, and was never flushed, is committed in memory (no"
+              + " file, no fsync) and served from there while held memory stays below the resume"
+              + " watermark; it is written to its file under memory pressure, after"
+              + " sluice.storage.memory.writebackAfter and before the server stops.");
+  public static final ConfigKey<String> HDFS_DIR =
+      ConfigKey.string(
+          "sluice.storage.hdfs.dir",
+          "",
+          "Distributed tier (sluice.storage.policy names hdfs): the URI of the directory splits go"
+              + " to, for example hdfs://namenode:8020/sluice; any Hadoop file system whose"
+              + " connector is on the class path works (s3a://, abfs://). Each server writes under"
+              + " its own subdirectory (host-port). Readers need read access to it.");
+  public static final ConfigKey<Long> HDFS_MIN_SPLIT =
+      ConfigKey.bytes(
+          "sluice.storage.hdfs.minSplitSize",
+          "256m",
+          "Distributed tier: a committed split of at least this many bytes goes to"
+              + " sluice.storage.hdfs.dir (0: every split that is not in memory). Splits whose"
+              + " local directory is past sluice.disk.maxUsage go there at any size.");
+  public static final ConfigKey<Integer> HDFS_THREADS =
+      ConfigKey.integer(
+          "sluice.storage.hdfs.threads",
+          4,
+          "Distributed tier: how many splits are copied to sluice.storage.hdfs.dir at once.");
   public static final ConfigKey<Long> MEMORY_TIER_WRITEBACK_AFTER =
       ConfigKey.millis(
           "sluice.storage.memory.writebackAfter",
@@ -205,8 +240,12 @@ public final class ServerConf {
           CHUNK_SIZE,
           SORT_MAP_RANGES,
           SPLIT_THRESHOLD,
+          STORAGE_POLICY,
           MEMORY_TIER_MAX_SPLIT,
           MEMORY_TIER_WRITEBACK_AFTER,
+          HDFS_DIR,
+          HDFS_MIN_SPLIT,
+          HDFS_THREADS,
           DISK_MAX_USAGE,
           DISK_CHECK_INTERVAL,
           COMMIT_FSYNC,
@@ -230,7 +269,12 @@ public final class ServerConf {
   private final double replicaPauseWatermark;
   private final double resumeWatermark;
   private final long splitThreshold;
+  private final StoragePolicy storagePolicy;
   private final long memoryTierMaxSplit;
+  private final String hdfsDir;
+  private final Map<String, String> hadoopSettings;
+  private final long hdfsMinSplit;
+  private final int hdfsThreads;
   private final long memoryTierWritebackAfterMillis;
   private final double diskMaxUsage;
   private final long diskCheckIntervalMillis;
@@ -305,10 +349,46 @@ public final class ServerConf {
     if (splitThreshold < 1) {
       throw new IllegalArgumentException(SPLIT_THRESHOLD + " must be positive");
     }
-    this.memoryTierMaxSplit = conf.get(MEMORY_TIER_MAX_SPLIT);
-    if (memoryTierMaxSplit < 0 || memoryTierMaxSplit > Integer.MAX_VALUE) {
+    this.storagePolicy = StoragePolicy.parse(STORAGE_POLICY.name(), conf.get(STORAGE_POLICY));
+    long maxInMemory = conf.get(MEMORY_TIER_MAX_SPLIT);
+    if (maxInMemory < 1 || maxInMemory > Integer.MAX_VALUE) {
       throw new IllegalArgumentException(
-          MEMORY_TIER_MAX_SPLIT + " must be between 0 and 2g, got " + memoryTierMaxSplit);
+          MEMORY_TIER_MAX_SPLIT + " must be between 1 byte and 2g, got " + maxInMemory);
+    }
+    this.memoryTierMaxSplit = storagePolicy.uses(StoragePolicy.Tier.MEMORY) ? maxInMemory : 0;
+    this.hdfsDir = conf.get(HDFS_DIR).trim();
+    this.hadoopSettings = Map.copyOf(conf.hadoopSettings());
+    if (storagePolicy.uses(StoragePolicy.Tier.HDFS) && hdfsDir.isEmpty()) {
+      throw new IllegalArgumentException(
+          STORAGE_POLICY
+              + " names hdfs but "
+              + HDFS_DIR
+              + " is not set: set it to the URI splits go to, for example"
+              + " hdfs://namenode:8020/sluice");
+    }
+    if (!hdfsDir.isEmpty()) {
+      try {
+        URI uri = new URI(hdfsDir);
+        if (uri.getScheme() == null || uri.getPath() == null || uri.getPath().isEmpty()) {
+          throw new IllegalArgumentException(
+              HDFS_DIR
+                  + " must be an absolute URI with a scheme and a path, got '"
+                  + hdfsDir
+                  + "'");
+        }
+      } catch (URISyntaxException e) {
+        throw new IllegalArgumentException(
+            HDFS_DIR + " is not a URI: '" + hdfsDir + "' (" + e.getMessage() + ")", e);
+      }
+    }
+    this.hdfsMinSplit = conf.get(HDFS_MIN_SPLIT);
+    if (hdfsMinSplit < 0) {
+      throw new IllegalArgumentException(HDFS_MIN_SPLIT + " must not be negative");
+    }
+    this.hdfsThreads = conf.get(HDFS_THREADS);
+    if (hdfsThreads < 1 || hdfsThreads > 256) {
+      throw new IllegalArgumentException(
+          HDFS_THREADS + " must be between 1 and 256, got " + hdfsThreads);
     }
     this.memoryTierWritebackAfterMillis = conf.get(MEMORY_TIER_WRITEBACK_AFTER);
     if (memoryTierWritebackAfterMillis < 1) {
@@ -430,12 +510,36 @@ public final class ServerConf {
     return resumeWatermark;
   }
 
-  /** Bytes. */
+  /** The tiers committed splits may live in ({@code sluice.storage.policy}). */
+  public StoragePolicy storagePolicy() {
+    return storagePolicy;
+  }
+
   /**
-   * The largest split the memory tier keeps ({@code sluice.storage.memory.maxSplitSize}); 0: off.
+   * The largest split the memory tier keeps ({@code sluice.storage.memory.maxSplitSize}); 0 when
+   * the policy does not name memory.
    */
   public long memoryTierMaxSplit() {
     return memoryTierMaxSplit;
+  }
+
+  /** The URI of the distributed tier's directory ({@code sluice.storage.hdfs.dir}), or "". */
+  public String hdfsDir() {
+    return hdfsDir;
+  }
+
+  /** Hadoop settings for the distributed tier ({@code sluice.hadoop.*}, without the prefix). */
+  public Map<String, String> hadoopSettings() {
+    return hadoopSettings;
+  }
+
+  /** The smallest split that goes to the distributed tier. */
+  public long hdfsMinSplit() {
+    return hdfsMinSplit;
+  }
+
+  public int hdfsThreads() {
+    return hdfsThreads;
   }
 
   public long memoryTierWritebackAfterMillis() {

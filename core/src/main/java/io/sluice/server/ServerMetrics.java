@@ -36,6 +36,9 @@ public final class ServerMetrics {
   private final Meter memoryTierCommits;
   private final Meter memoryTierWritebacks;
   private final Meter memoryTierReads;
+  private final Meter hdfsTierSplits;
+  private final Meter hdfsTierBytes;
+  private final Meter hdfsTierFailures;
 
   public ServerMetrics(MetricRegistry registry, MemoryBudget memory) {
     this.registry = registry;
@@ -48,6 +51,9 @@ public final class ServerMetrics {
     this.memoryTierCommits = registry.meter(PREFIX + "memoryTierCommits");
     this.memoryTierWritebacks = registry.meter(PREFIX + "memoryTierWritebacks");
     this.memoryTierReads = registry.meter(PREFIX + "memoryTierReads");
+    this.hdfsTierSplits = registry.meter(PREFIX + "hdfsTierSplits");
+    this.hdfsTierBytes = registry.meter(PREFIX + "hdfsTierBytes");
+    this.hdfsTierFailures = registry.meter(PREFIX + "hdfsTierFailures");
     this.pushesCongested = registry.meter(PREFIX + "pushesCongested");
     this.softSplits = registry.meter(PREFIX + "softSplits");
     this.badRequests = registry.meter(PREFIX + "badRequests");
@@ -131,6 +137,21 @@ public final class ServerMetrics {
   /** Chunks served from the memory tier. */
   public Meter memoryTierReads() {
     return memoryTierReads;
+  }
+
+  /** Splits moved to the distributed tier (sluice.storage.policy names hdfs). */
+  public Meter hdfsTierSplits() {
+    return hdfsTierSplits;
+  }
+
+  /** Bytes moved to the distributed tier. */
+  public Meter hdfsTierBytes() {
+    return hdfsTierBytes;
+  }
+
+  /** Splits that could not be moved to the distributed tier and stayed on local disk. */
+  public Meter hdfsTierFailures() {
+    return hdfsTierFailures;
   }
 
   public Meter bytesRead() {

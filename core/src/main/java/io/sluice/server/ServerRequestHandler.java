@@ -365,14 +365,16 @@ final class ServerRequestHandler implements RequestHandler {
   }
 
   private static CommittedSplit toSplit(CommittedSplitFile f) {
-    return MapRanges.write(
-            CommittedSplit.newBuilder()
-                .setPartitionId(f.key().partitionId())
-                .setEpoch(f.key().epoch())
-                .setLength(f.length())
-                .addAllChunkOffsets(f.chunkOffsets()),
-            f.mapIndexes().toRuns())
-        .build();
+    CommittedSplit.Builder split =
+        CommittedSplit.newBuilder()
+            .setPartitionId(f.key().partitionId())
+            .setEpoch(f.key().epoch())
+            .setLength(f.length())
+            .addAllChunkOffsets(f.chunkOffsets());
+    if (f.remotePath() != null) {
+      split.setRemotePath(f.remotePath());
+    }
+    return MapRanges.write(split, f.mapIndexes().toRuns()).build();
   }
 
   private Message openStream(Channel channel, Message request) {
@@ -395,6 +397,16 @@ final class ServerRequestHandler implements RequestHandler {
           h.getRequestId(),
           Status.NOT_FOUND,
           "cannot read " + split + ": no committed split with that partition and epoch");
+    }
+    if (file.remotePath() != null) {
+      return Messages.error(
+          h.getRequestId(),
+          Status.NOT_FOUND,
+          "cannot read "
+              + split
+              + " from this server: it was moved to the distributed tier at "
+              + file.remotePath()
+              + " (sluice.storage.policy), where readers read it directly");
     }
     int startMap = h.getStartMapIndex();
     int endMap = h.getEndMapIndex();

@@ -73,7 +73,7 @@ class MemoryTierIT {
   void smallSplitsAreServedFromMemoryAndWrittenBackUnderPressureAndBeforeARestart()
       throws Exception {
     try (TestCluster cluster =
-        TestCluster.start(tmp, 1, Map.of("sluice.storage.memory.maxSplitSize", "1m"))) {
+        TestCluster.start(tmp, 1, Map.of("sluice.storage.policy", "memory,local"))) {
       ShuffleServer server = cluster.server(0);
       shuffle(cluster, 0);
       readsEverythingOnce(cluster, 0); // once the stage commit is done
@@ -109,7 +109,7 @@ class MemoryTierIT {
             tmp,
             1,
             Map.of(
-                "sluice.storage.memory.maxSplitSize", "1m",
+                "sluice.storage.policy", "memory,local",
                 "sluice.storage.memory.writebackAfter", "200ms"))) {
       shuffle(cluster, 0);
       readsEverythingOnce(cluster, 0);

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 import scala.Tuple2;
 
 /**
- * Small shuffles on servers with the memory tier on (sluice.storage.memory.maxSplitSize): every
+ * Small shuffles on servers with the memory tier on (sluice.storage.policy=memory,local): every
  * split is committed in memory and every chunk read from there, no file is written, and the result
  * is the built-in shuffle's; when memory pressure writes the tier back in the middle of the reduce
  * stage, the rest is read from the files and nothing is lost.
@@ -47,7 +47,14 @@ class SparkMemoryTierIT {
       builtin.stop();
     }
     try (SluiceServers servers =
-        new SluiceServers(tmp, 2, Map.of("sluice.storage.memory.maxSplitSize", "4m"))) {
+        new SluiceServers(
+            tmp,
+            2,
+            Map.of(
+                "sluice.storage.policy",
+                "memory,local",
+                "sluice.storage.memory.maxSplitSize",
+                "4m"))) {
       SparkSession spark = SparkSessions.sluice("SparkMemoryTierIT", servers.list(), Map.of());
       try {
         assertThat(BoundedQuery.run(spark, () -> sums(spark), BOUND)).isEqualTo(expected);

@@ -68,8 +68,12 @@ import org.slf4j.LoggerFactory;
  * them (readers of different partitions start on different copies, readers of one partition on the
  * same one); when that copy fails, at opening, mid-stream or on a batch that fails its check, the
  * reader reads the other copy from its start, and the filter drops the batches it handed out
- * already, so nothing is skipped or duplicated. An error is thrown only when every copy failed. Not
- * thread safe; close it to release fetched chunks.
+ * already, so nothing is skipped or duplicated. An error is thrown only when every copy failed.
+ *
+ * <p>Distributed tier: a split whose server moved it to a Hadoop file system (its {@code
+ * remote_path} is set) is read from that file chunk by chunk, never from a server, so it is read
+ * whole after its server is gone; a map-range read of it reads the whole file and the filter keeps
+ * the maps in range. Not thread safe; close it to release fetched chunks.
  */
 public final class PartitionReader implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionReader.class);
@@ -106,6 +110,9 @@ public final class PartitionReader implements Closeable {
 
   /** False when the whole split came with the answer to opening it (no stream on the server). */
   private boolean streamOpen;
+
+  /** The split being read when it is in the distributed tier: read from there, not a server. */
+  private RemoteSplitFile remote;
 
   private int numChunks;
   private List<Long> chunkOffsets = List.of();
@@ -517,6 +524,9 @@ public final class PartitionReader implements Closeable {
    * served from the split's sorted copy when the split holds maps outside them.
    */
   private String fileName(CommittedSplit s) {
+    if (!s.getRemotePath().isEmpty()) {
+      return s.getRemotePath();
+    }
     String file = appId + "/" + shuffleId + "/" + s.getPartitionId() + "-" + s.getEpoch() + ".data";
     if (startMapIndex <= 0 && endMapIndex >= numMaps) {
       return file;
@@ -529,6 +539,9 @@ public final class PartitionReader implements Closeable {
    * file's data directory (ReportChecksumFailure); best effort, without waiting for the answer.
    */
   private void reportToServer(CommittedSplit s, String reason) {
+    if (!s.getRemotePath().isEmpty()) {
+      return; // not in the server's data directories: nothing for it to count
+    }
     context
         .callAsync(
             appId,
@@ -554,6 +567,10 @@ public final class PartitionReader implements Closeable {
   }
 
   private void openStream(CommittedSplit s) throws IOException {
+    if (!s.getRemotePath().isEmpty()) {
+      openRemote(s);
+      return;
+    }
     connection = context.connection(appId, s.getServer());
     split = s;
     Response r;
@@ -600,6 +617,26 @@ public final class PartitionReader implements Closeable {
     }
   }
 
+  /**
+   * Opens a split of the distributed tier: its chunks are read from its file, at the offsets its
+   * commit recorded, without its server (which may be gone).
+   */
+  private void openRemote(CommittedSplit s) throws IOException {
+    split = s;
+    try {
+      remote = RemoteSplitFile.open(s.getRemotePath(), context.hadoopSettings());
+    } catch (IOException e) {
+      split = null;
+      throw new IOException("Opening " + describe(s) + " failed: " + e.getMessage(), e);
+    }
+    context.metrics().remoteSplitRead();
+    streamOpen = false;
+    chunkOffsets = s.getChunkOffsetsList();
+    numChunks = chunkOffsets.size() - 1;
+    nextChunkToFetch = numChunks;
+    chunkIndex = -1;
+  }
+
   private void fetchNext() {
     int index = nextChunkToFetch++;
     long sid = streamId;
@@ -618,6 +655,20 @@ public final class PartitionReader implements Closeable {
   }
 
   private ByteBuf awaitChunk() throws IOException {
+    if (remote != null) {
+      chunkIndex++;
+      long start = chunkOffsets.get(chunkIndex);
+      long length = chunkOffsets.get(chunkIndex + 1) - start;
+      if (length < 0 || length > Integer.MAX_VALUE) {
+        throw new IOException(
+            "The coordinator's record of "
+                + describe(split)
+                + " has a chunk of "
+                + length
+                + " bytes");
+      }
+      return remote.read(start, (int) length);
+    }
     CompletableFuture<Message> next = fetches.poll();
     chunkIndex++;
     if (nextChunkToFetch < numChunks) {
@@ -644,9 +695,11 @@ public final class PartitionReader implements Closeable {
   }
 
   private String describe(CommittedSplit s) {
-    return Ids.split(appId, shuffleId, s.getPartitionId(), s.getEpoch())
-        + " on "
-        + ClientContext.format(s.getServer());
+    String where =
+        s.getRemotePath().isEmpty()
+            ? " on " + ClientContext.format(s.getServer())
+            : " in the distributed tier (" + s.getRemotePath() + ")";
+    return Ids.split(appId, shuffleId, s.getPartitionId(), s.getEpoch()) + where;
   }
 
   private void releaseChunk() {
@@ -657,6 +710,10 @@ public final class PartitionReader implements Closeable {
   }
 
   private void closeStream() {
+    if (remote != null) {
+      remote.close();
+      remote = null;
+    }
     if (split == null || connection == null) {
       split = null;
       return;

@@ -173,6 +173,18 @@ public final class PrometheusNames {
         "Memory-tier splits written to their files (memory pressure, age or a stop).");
     counter(
         "memoryTierReads", "sluice_memory_tier_reads_total", "Chunks served from the memory tier.");
+    counter(
+        "hdfsTierSplits",
+        "sluice_hdfs_tier_splits_total",
+        "Committed splits moved to the distributed tier (sluice.storage.hdfs.dir).");
+    counter(
+        "hdfsTierBytes",
+        "sluice_hdfs_tier_bytes_total",
+        "Bytes of committed splits moved to the distributed tier.");
+    counter(
+        "hdfsTierFailures",
+        "sluice_hdfs_tier_failures_total",
+        "Splits that could not be moved to the distributed tier and stayed on local disk.");
     counter("bytesFlushed", "sluice_flushed_bytes_total", "Bytes flushed to split files.");
     counter("bytesRead", "sluice_read_bytes_total", "Bytes served to readers.");
     counter(

@@ -313,9 +313,14 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
             .setLength(file.length())
             .addAllChunkOffsets(file.chunkOffsets())
             .addAllMapRuns(MapRuns.toList(file.mapIndexes()))
+            .setRemotePath(file.remotePath() == null ? "" : file.remotePath())
             .build();
     write(
-        "record the commit of " + key + " (file " + file.path() + ")",
+        "record the commit of "
+            + key
+            + " (file "
+            + (file.remotePath() == null ? file.path() : file.remotePath())
+            + ")",
         true,
         batch -> {
           batch.delete(StateKeys.openSplit(key));

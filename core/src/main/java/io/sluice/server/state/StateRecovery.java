@@ -128,6 +128,7 @@ public final class StateRecovery {
     Summary summary = new Summary();
     RecoveredState state = store.load();
     Set<Path> keep = new HashSet<>();
+    Set<String> keepRemote = new HashSet<>();
     for (String appId : state.applications()) {
       registry.restoreApplication(appId, state.authKey(appId));
       summary.applications++;
@@ -159,6 +160,7 @@ public final class StateRecovery {
           losses.add("partition " + key.partitionId() + " epoch " + key.epoch() + ": " + problem);
           continue;
         }
+        String remote = split.getRemotePath().isEmpty() ? null : split.getRemotePath();
         shuffle.restoreCommittedSplit(
             key,
             path,
@@ -166,8 +168,13 @@ public final class StateRecovery {
             split.getChunkOffsetsList(),
             split.getMapRunsCount() > 0 || split.getMapIndexes().isEmpty()
                 ? MapIndexSet.fromRuns(MapRuns.toArray(split.getMapRunsList()))
-                : MapIndexSet.of(BitSet.valueOf(split.getMapIndexes().toByteArray())));
-        keep.add(path);
+                : MapIndexSet.of(BitSet.valueOf(split.getMapIndexes().toByteArray())),
+            remote);
+        if (remote == null) {
+          keep.add(path);
+        } else {
+          keepRemote.add(remote);
+        }
         store.metrics().recoveredSplits().inc();
         summary.splits++;
         summary.bytes += split.getLength();
@@ -191,7 +198,7 @@ public final class StateRecovery {
     }
     // the losses are recorded before the files go (recovery runs before the server serves)
     store.recorded().join();
-    summary.deletedFiles = dirs.deleteLeftovers(keep);
+    summary.deletedFiles = dirs.deleteLeftovers(keep) + dirs.deleteRemoteLeftovers(keepRemote);
     summary.millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     return summary;
   }
@@ -254,6 +261,29 @@ public final class StateRecovery {
 
   /** Why a recorded committed split cannot be served, or null when it can. */
   private static String problemWith(StateSplit split, Path path, DataDirectories dirs) {
+    String fileProblem =
+        split.getRemotePath().isEmpty()
+            ? localProblem(split, path, dirs)
+            : dirs.remoteProblem(split.getRemotePath(), split.getLength());
+    if (fileProblem != null) {
+      return fileProblem;
+    }
+    List<Long> offsets = split.getChunkOffsetsList();
+    if (offsets.isEmpty()
+        || offsets.get(0) != 0
+        || offsets.get(offsets.size() - 1) != split.getLength()) {
+      return "its chunk offsets " + offsets + " do not span its " + split.getLength() + " bytes";
+    }
+    for (int i = 1; i < offsets.size(); i++) {
+      if (offsets.get(i) < offsets.get(i - 1)) {
+        return "its chunk offsets " + offsets + " are not in order";
+      }
+    }
+    return null;
+  }
+
+  /** Why a recorded split's local file cannot be served, or null when it can. */
+  private static String localProblem(StateSplit split, Path path, DataDirectories dirs) {
     if (!dirs.holds(path)) {
       return "its file "
           + path
@@ -268,21 +298,6 @@ public final class StateRecovery {
     } catch (IOException e) {
       return "its file " + path + " cannot be read: " + e;
     }
-    String sizeProblem = MapRunIndex.sizeProblem(path, split.getLength(), size);
-    if (sizeProblem != null) {
-      return sizeProblem;
-    }
-    List<Long> offsets = split.getChunkOffsetsList();
-    if (offsets.isEmpty()
-        || offsets.get(0) != 0
-        || offsets.get(offsets.size() - 1) != split.getLength()) {
-      return "its chunk offsets " + offsets + " do not span its " + split.getLength() + " bytes";
-    }
-    for (int i = 1; i < offsets.size(); i++) {
-      if (offsets.get(i) < offsets.get(i - 1)) {
-        return "its chunk offsets " + offsets + " are not in order";
-      }
-    }
-    return null;
+    return MapRunIndex.sizeProblem(path, split.getLength(), size);
   }
 }

@@ -16,10 +16,25 @@ public final class CommittedSplitFile {
   private final MapIndexSet mapIndexes;
   private final AtomicBoolean damageCounted = new AtomicBoolean();
   private final InMemorySplit inMemory;
+  private final String remotePath;
 
   CommittedSplitFile(
       SplitKey key, Path path, long length, List<Long> chunkOffsets, MapIndexSet mapIndexes) {
-    this(key, path, length, ChunkExtents.contiguous(chunkOffsets), mapIndexes, null);
+    this(key, path, length, ChunkExtents.contiguous(chunkOffsets), mapIndexes, null, null);
+  }
+
+  /**
+   * A split in the distributed tier: its file is {@code remotePath} (a Hadoop file system URI);
+   * {@code path}, where it was committed locally, is gone.
+   */
+  CommittedSplitFile(
+      SplitKey key,
+      Path path,
+      long length,
+      List<Long> chunkOffsets,
+      MapIndexSet mapIndexes,
+      String remotePath) {
+    this(key, path, length, ChunkExtents.contiguous(chunkOffsets), mapIndexes, null, remotePath);
   }
 
   /** A split committed in the memory tier: served from {@code inMemory} until written back. */
@@ -30,7 +45,7 @@ public final class CommittedSplitFile {
       List<Long> chunkOffsets,
       MapIndexSet mapIndexes,
       InMemorySplit inMemory) {
-    this(key, path, length, ChunkExtents.contiguous(chunkOffsets), mapIndexes, inMemory);
+    this(key, path, length, ChunkExtents.contiguous(chunkOffsets), mapIndexes, inMemory, null);
   }
 
   private CommittedSplitFile(
@@ -39,13 +54,28 @@ public final class CommittedSplitFile {
       long length,
       ChunkExtents chunks,
       MapIndexSet mapIndexes,
-      InMemorySplit inMemory) {
+      InMemorySplit inMemory,
+      String remotePath) {
     this.key = key;
     this.path = path;
     this.length = length;
     this.chunks = chunks;
     this.mapIndexes = mapIndexes.copy();
     this.inMemory = inMemory;
+    this.remotePath = remotePath;
+  }
+
+  /** This split, now in the distributed tier at {@code uri}. */
+  CommittedSplitFile movedTo(String uri) {
+    return new CommittedSplitFile(key, path, length, chunks, mapIndexes, null, uri);
+  }
+
+  /**
+   * The URI of the split's file in the distributed tier, or null for a split on this server (its
+   * local file or the memory tier). Readers read such a split from there; the server does not.
+   */
+  public String remotePath() {
+    return remotePath;
   }
 
   /**
@@ -54,7 +84,7 @@ public final class CommittedSplitFile {
    */
   public static CommittedSplitFile view(CommittedSplitFile split, Path path, ChunkExtents chunks) {
     return new CommittedSplitFile(
-        split.key, path, split.length, chunks, split.mapIndexes, split.inMemory);
+        split.key, path, split.length, chunks, split.mapIndexes, split.inMemory, split.remotePath);
   }
 
   /**

@@ -58,6 +58,9 @@ public final class DataDirectories implements AutoCloseable {
   /** Map partitions created here and not yet committed or dropped. */
   private final AtomicInteger openMapPartitions = new AtomicInteger();
 
+  /** The distributed tier, or null when sluice.storage.policy does not name hdfs. */
+  private final DistributedTier distributed;
+
   /** Deletes the directories of unregistered shuffles and applications: file work, off loops. */
   private final ExecutorService deleter =
       Executors.newSingleThreadExecutor(new DefaultThreadFactory("sluice-deleter", true));
@@ -96,6 +99,73 @@ public final class DataDirectories implements AutoCloseable {
     this.metrics = metrics;
     this.conf = conf;
     checkAll();
+    this.distributed =
+        conf.storagePolicy().uses(StoragePolicy.Tier.HDFS) ? openDistributed(conf, metrics) : null;
+  }
+
+  private static DistributedTier openDistributed(ServerConf conf, ServerMetrics metrics)
+      throws IOException {
+    try {
+      return DistributedTier.open(conf, metrics);
+    } catch (LinkageError e) {
+      throw new IOException(
+          "sluice.storage.policy names hdfs, but Hadoop's FileSystem classes are not on the"
+              + " server's class path ("
+              + e
+              + "): run the daemon with HADOOP_CLASSPATH set (bin/shuffle-daemon adds the output"
+              + " of 'hadoop classpath' when the hadoop command is found), or drop hdfs from the"
+              + " policy",
+          e);
+    }
+  }
+
+  /**
+   * Where a split just committed lives from now on: the distributed tier when the policy sends it
+   * there (see {@link DistributedTier#wants}), otherwise where it is. Completes with the split as
+   * it is then; never exceptionally.
+   */
+  CompletableFuture<CommittedSplitFile> place(CommittedSplitFile file) {
+    if (distributed == null || !distributed.wants(file, directoryOf(file.path()))) {
+      return CompletableFuture.completedFuture(file);
+    }
+    return distributed.moveThere(file);
+  }
+
+  /** Deletes a split's file in the distributed tier (its shuffle went while it was moved there). */
+  void deleteRemoteFile(String uri) {
+    if (distributed != null) {
+      distributed.deleteFile(uri);
+    }
+  }
+
+  /**
+   * Restart: why the distributed tier's file of a recorded split cannot be served, or null when it
+   * can.
+   */
+  public String remoteProblem(String uri, long length) {
+    if (distributed == null) {
+      return "it is in the distributed tier ("
+          + uri
+          + ") but sluice.storage.policy no longer names hdfs";
+    }
+    if (!uri.startsWith(distributed.root() + "/")) {
+      return "its file "
+          + uri
+          + " is not under this server's directory "
+          + distributed.root()
+          + " of the distributed tier (did sluice.storage.hdfs.dir change?)";
+    }
+    return distributed.problemWith(uri, length);
+  }
+
+  /**
+   * At start: deletes the files of this server's directory in the distributed tier that {@code
+   * keep} (URIs the state store refers to) does not name.
+   *
+   * @return the number of files deleted
+   */
+  public int deleteRemoteLeftovers(Set<String> keep) {
+    return distributed == null ? 0 : distributed.deleteLeftovers(keep);
   }
 
   public List<DataDirectory> all() {
@@ -363,22 +433,30 @@ public final class DataDirectories implements AutoCloseable {
    * the caller's, which may be an event loop); completes when they are gone.
    */
   CompletableFuture<Void> deleteShuffleDirs(String appId, int shuffleId) {
-    return onDeleter(
-        () -> {
-          for (DataDirectory d : dirs) {
-            deleteTree(d.root().resolve(appId).resolve(Integer.toString(shuffleId)));
-          }
-        });
+    CompletableFuture<Void> local =
+        onDeleter(
+            () -> {
+              for (DataDirectory d : dirs) {
+                deleteTree(d.root().resolve(appId).resolve(Integer.toString(shuffleId)));
+              }
+            });
+    return distributed == null
+        ? local
+        : CompletableFuture.allOf(local, distributed.deleteShuffle(appId, shuffleId));
   }
 
   /** Deletes {@code <dir>/<appId>} in every directory, on the deleter thread. */
   CompletableFuture<Void> deleteApplicationDirs(String appId) {
-    return onDeleter(
-        () -> {
-          for (DataDirectory d : dirs) {
-            deleteTree(d.root().resolve(appId));
-          }
-        });
+    CompletableFuture<Void> local =
+        onDeleter(
+            () -> {
+              for (DataDirectory d : dirs) {
+                deleteTree(d.root().resolve(appId));
+              }
+            });
+    return distributed == null
+        ? local
+        : CompletableFuture.allOf(local, distributed.deleteApplication(appId));
   }
 
   /** Runs a deletion on the deleter thread; once it is shut down (the server stops), inline. */
@@ -440,6 +518,9 @@ public final class DataDirectories implements AutoCloseable {
 
   @Override
   public void close() {
+    if (distributed != null) {
+      distributed.close();
+    }
     deleter.shutdown();
     for (DataDirectory d : dirs) {
       d.close();

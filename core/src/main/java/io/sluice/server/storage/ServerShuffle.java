@@ -210,17 +210,22 @@ public final class ServerShuffle {
   }
 
   /**
-   * Restart: a split committed before the server stopped, whose file was found whole. Called before
-   * the server serves.
+   * Restart: a split committed before the server stopped, whose file was found whole (in the
+   * distributed tier at {@code remotePath} when not null). Called before the server serves.
    */
   public void restoreCommittedSplit(
-      SplitKey key, Path path, long length, List<Long> chunkOffsets, MapIndexSet mapIndexes) {
+      SplitKey key,
+      Path path,
+      long length,
+      List<Long> chunkOffsets,
+      MapIndexSet mapIndexes,
+      String remotePath) {
     if (!key.appId().equals(appId) || key.shuffleId() != shuffleId) {
       throw new IllegalArgumentException(key + " does not belong to " + this);
     }
     restored.put(
         splitId(key.partitionId(), key.epoch()),
-        new CommittedSplitFile(key, path, length, chunkOffsets, mapIndexes));
+        new CommittedSplitFile(key, path, length, chunkOffsets, mapIndexes, remotePath));
   }
 
   /** Restart: the stage commit had finished; it completes again with the restored splits. */
@@ -330,14 +335,20 @@ public final class ServerShuffle {
   }
 
   /**
-   * Commits a split; the state store records it (synced with {@code sluice.commit.fsync}) before
-   * the commit completes. Nothing waits: the completion follows the store's writer.
+   * Commits a split, moves it to the distributed tier when the storage policy sends it there, and
+   * has the state store record where it is (synced with {@code sluice.commit.fsync}) before the
+   * commit completes. Nothing waits: the completion follows the copy and the store's writer.
    */
   private CompletableFuture<CommittedSplitFile> commitAndRecord(ReducePartitionSplit split) {
     return split
         .commit()
+        .thenCompose(dirs::place)
         .thenCompose(
             file -> {
+              if (file.remotePath() != null && isDiscarded()) {
+                // unregistered while it was copied: its shuffle's files are already deleted
+                dirs.deleteRemoteFile(file.remotePath());
+              }
               state.splitCommitted(file);
               return state
                   .recorded()
@@ -464,6 +475,10 @@ public final class ServerShuffle {
       }
     }
     return CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]));
+  }
+
+  private synchronized boolean isDiscarded() {
+    return discarded;
   }
 
   /** Discards every split and deletes the shuffle's directories once their flushers are done. */

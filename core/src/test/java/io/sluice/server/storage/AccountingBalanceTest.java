@@ -48,8 +48,10 @@ class AccountingBalanceTest {
                     "sluice.flush.writebackBytes",
                     "16k",
                     // odd repetitions commit small splits in the memory tier and write them back
+                    "sluice.storage.policy",
+                    info.getCurrentRepetition() % 2 == 1 ? "memory,local" : "local",
                     "sluice.storage.memory.maxSplitSize",
-                    info.getCurrentRepetition() % 2 == 1 ? "24k" : "0")));
+                    "24k")));
     MemoryBudget memory = new MemoryBudget(conf.memoryMax(), 0.85, 0.95, 0.5, Clock.SYSTEM);
     DataDirectories dirs =
         new DataDirectories(conf, memory, new ServerMetrics(new MetricRegistry(), memory));

@@ -39,7 +39,10 @@ class MemoryTierSplitTest {
     conf.put("sluice.flush.size", "64k");
     conf.put("sluice.read.chunkSize", "4k");
     conf.put("sluice.memory.max", "4m");
-    conf.put("sluice.storage.memory.maxSplitSize", memoryTier);
+    if (!memoryTier.equals("0")) {
+      conf.put("sluice.storage.policy", "memory,local");
+      conf.put("sluice.storage.memory.maxSplitSize", memoryTier);
+    }
     ServerConf c = new ServerConf(SluiceConf.of(conf));
     memory = new MemoryBudget(c.memoryMax());
     metrics = new ServerMetrics(new MetricRegistry(), memory);

@@ -11,10 +11,15 @@ import scala.Tuple2;
 /**
  * Sluice's settings inside a Spark application. Every {@code spark.sluice.*} key of the Spark
  * configuration reaches the core as {@code sluice.*} (so {@code spark.sluice.push.bufferSize} is
- * {@code sluice.push.bufferSize}); the keys below are the Spark client's own.
+ * {@code sluice.push.bufferSize}); every {@code spark.hadoop.*} key reaches it as {@code
+ * sluice.hadoop.*}, for readers of splits in the distributed tier. The keys below are the Spark
+ * client's own.
  */
 public final class SparkSluiceConf {
   static final String PREFIX = "spark.sluice.";
+
+  /** Spark's Hadoop settings, which reach the core as {@code sluice.hadoop.*}. */
+  static final String SPARK_HADOOP_PREFIX = "spark.hadoop.";
 
   /** Comma-separated {@code host:port} list of the Sluice servers the application uses. */
   public static final String SERVERS = "spark.sluice.servers";
@@ -75,6 +80,14 @@ public final class SparkSluiceConf {
     for (Tuple2<String, String> e : spark.getAll()) {
       if (e._1().startsWith(PREFIX)) {
         values.put("sluice." + e._1().substring(PREFIX.length()), e._2());
+      }
+    }
+    // what Spark hands its own Hadoop clients: readers of the distributed tier use it too (an
+    // explicit spark.sluice.hadoop.* setting wins)
+    for (Tuple2<String, String> e : spark.getAll()) {
+      if (e._1().startsWith(SPARK_HADOOP_PREFIX)) {
+        values.putIfAbsent(
+            SluiceConf.HADOOP_PREFIX + e._1().substring(SPARK_HADOOP_PREFIX.length()), e._2());
       }
     }
 

@@ -1,0 +1,61 @@
+package io.sluice.client.read;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.io.IOException;
+import java.net.URI;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** {@link RemoteSplitFile} through Hadoop's {@link FileSystem} (positioned reads). */
+final class HadoopSplitFile implements RemoteSplitFile {
+  private static final Logger LOG = LoggerFactory.getLogger(HadoopSplitFile.class);
+  private final String uri;
+  private final FSDataInputStream in;
+
+  private HadoopSplitFile(String uri, FSDataInputStream in) {
+    this.uri = uri;
+    this.in = in;
+  }
+
+  static HadoopSplitFile open(String uri, Map<String, String> hadoopSettings) throws IOException {
+    Configuration conf = new Configuration();
+    for (Map.Entry<String, String> e : hadoopSettings.entrySet()) {
+      conf.set(e.getKey(), e.getValue());
+    }
+    try {
+      // FileSystem.get caches per scheme, authority and user: one client for all of a task's reads
+      FileSystem fs = FileSystem.get(URI.create(uri), conf);
+      return new HadoopSplitFile(uri, fs.open(new Path(uri)));
+    } catch (IOException | RuntimeException e) {
+      throw new IOException("Cannot open " + uri + " of the distributed tier: " + e, e);
+    }
+  }
+
+  @Override
+  public ByteBuf read(long offset, int length) throws IOException {
+    byte[] bytes = new byte[length];
+    try {
+      in.readFully(offset, bytes);
+    } catch (IOException e) {
+      throw new IOException(
+          "Reading bytes [" + offset + ", " + (offset + length) + ") of " + uri + " failed: " + e,
+          e);
+    }
+    return Unpooled.wrappedBuffer(bytes);
+  }
+
+  @Override
+  public void close() {
+    try {
+      in.close();
+    } catch (IOException e) {
+      LOG.debug("Closing {} failed: {}", uri, e.toString());
+    }
+  }
+}

@@ -1,0 +1,285 @@
+package io.sluice.server.storage;
+
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.sluice.server.ServerConf;
+import io.sluice.server.ServerMetrics;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.RemoteIterator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The distributed storage tier ({@code sluice.storage.policy} names hdfs): committed splits moved
+ * to a Hadoop file system, where readers read them directly, so they outlive this server.
+ *
+ * <p><b>Layout.</b> {@code
+ * <sluice.storage.hdfs.dir>/<server>/<appId>/<shuffleId>/<partition>-<epoch>.data}, byte for byte
+ * the split's local file (batches, then the map-run trailer); {@code <server>} is this server's
+ * host and a hash of its data directories, stable across restarts and different for every server
+ * sharing the directory, so a server only ever deletes its own files. A copy is written as {@code
+ * ...data.inprogress}, synced ({@code hsync}), closed, checked for its length and renamed: a file
+ * without the suffix is complete. Only then is the local file deleted.
+ *
+ * <p><b>Threads.</b> Copies and deletions run on {@code sluice.storage.hdfs.threads} threads of
+ * their own, never on a network thread or a split's flusher. The class is only loaded when the
+ * policy names hdfs, so a server without Hadoop on its class path runs every other tier.
+ */
+final class DistributedTier implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(DistributedTier.class);
+  static final String IN_PROGRESS_SUFFIX = ".inprogress";
+
+  private final FileSystem fs;
+  private final org.apache.hadoop.fs.Path serverRoot;
+  private final long minSplit;
+  private final ServerMetrics metrics;
+  private final ExecutorService copiers;
+
+  private DistributedTier(
+      FileSystem fs, org.apache.hadoop.fs.Path serverRoot, ServerConf conf, ServerMetrics metrics) {
+    this.fs = fs;
+    this.serverRoot = serverRoot;
+    this.minSplit = conf.hdfsMinSplit();
+    this.metrics = metrics;
+    this.copiers =
+        Executors.newFixedThreadPool(
+            conf.hdfsThreads(), new DefaultThreadFactory("sluice-hdfs-tier", true));
+  }
+
+  /**
+   * Connects to {@code sluice.storage.hdfs.dir} and creates this server's directory there.
+   *
+   * @throws IOException naming the directory when the file system cannot be reached or written
+   */
+  static DistributedTier open(ServerConf conf, ServerMetrics metrics) throws IOException {
+    Configuration hadoop = new Configuration();
+    for (Map.Entry<String, String> e : conf.hadoopSettings().entrySet()) {
+      hadoop.set(e.getKey(), e.getValue());
+    }
+    URI root = URI.create(conf.hdfsDir());
+    FileSystem fs;
+    try {
+      fs = FileSystem.get(root, hadoop);
+    } catch (IOException | RuntimeException e) {
+      throw new IOException(
+          "Cannot reach the distributed tier sluice.storage.hdfs.dir=" + root + ": " + e, e);
+    }
+    org.apache.hadoop.fs.Path serverRoot =
+        fs.makeQualified(
+            new org.apache.hadoop.fs.Path(new org.apache.hadoop.fs.Path(root), serverName(conf)));
+    try {
+      fs.mkdirs(serverRoot);
+    } catch (IOException e) {
+      throw new IOException(
+          "Cannot create "
+              + serverRoot
+              + " in the distributed tier (sluice.storage.hdfs.dir): "
+              + e,
+          e);
+    }
+    LOG.info(
+        "Distributed tier at {}: splits of at least {} bytes go there",
+        serverRoot,
+        conf.hdfsMinSplit());
+    return new DistributedTier(fs, serverRoot, conf, metrics);
+  }
+
+  /** This server's directory name: its host and a hash of its data directories. */
+  static String serverName(ServerConf conf) {
+    CRC32 crc = new CRC32();
+    for (java.nio.file.Path d : conf.dirs()) {
+      crc.update(d.toAbsolutePath().normalize().toString().getBytes(StandardCharsets.UTF_8));
+      crc.update(0);
+    }
+    String host = conf.host().replaceAll("[^A-Za-z0-9.-]", "_");
+    return host + "-" + String.format("%08x", crc.getValue());
+  }
+
+  /** This server's directory in the distributed tier, as a URI. */
+  String root() {
+    return serverRoot.toString();
+  }
+
+  /**
+   * Whether a split just committed to {@code dir} goes to this tier: it is at least {@code
+   * sluice.storage.hdfs.minSplitSize}, or its directory is past {@code sluice.disk.maxUsage}.
+   */
+  boolean wants(CommittedSplitFile file, DataDirectory dir) {
+    return file.inMemory() == null
+        && file.remotePath() == null
+        && (file.length() >= minSplit
+            || (dir != null && dir.health() == DataDirectory.Health.FULL));
+  }
+
+  /**
+   * Copies the committed split's local file to this tier and deletes the local file, on a copier
+   * thread. Completes with the split as it is now: in this tier, or, when the copy failed (logged,
+   * counted), still on local disk, served by this server as before.
+   */
+  CompletableFuture<CommittedSplitFile> moveThere(CommittedSplitFile file) {
+    try {
+      return CompletableFuture.supplyAsync(() -> copy(file), copiers);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.completedFuture(file); // stopping: stays local
+    }
+  }
+
+  private CommittedSplitFile copy(CommittedSplitFile file) {
+    SplitKey key = file.key();
+    org.apache.hadoop.fs.Path target = splitPath(key);
+    org.apache.hadoop.fs.Path inProgress = target.suffix(IN_PROGRESS_SUFFIX);
+    try {
+      long size = Files.size(file.path());
+      try (InputStream in = Files.newInputStream(file.path());
+          FSDataOutputStream out = fs.create(inProgress, true)) {
+        in.transferTo(out);
+        out.hsync();
+      }
+      FileStatus written = fs.getFileStatus(inProgress);
+      if (written.getLen() != size) {
+        throw new IOException(
+            inProgress + " holds " + written.getLen() + " bytes after the copy, expected " + size);
+      }
+      fs.delete(target, false);
+      if (!fs.rename(inProgress, target)) {
+        throw new IOException("renaming " + inProgress + " to " + target + " failed");
+      }
+      Files.deleteIfExists(file.path());
+      metrics.hdfsTierSplits().mark();
+      metrics.hdfsTierBytes().mark(size);
+      LOG.debug("Moved {} ({} bytes) to {}", key, size, target);
+      return file.movedTo(target.toString());
+    } catch (IOException | RuntimeException e) {
+      metrics.hdfsTierFailures().mark();
+      LOG.warn(
+          "Could not move {} to the distributed tier at {}; it stays in {}: {}",
+          key,
+          target,
+          file.path(),
+          e.toString());
+      deleteQuietly(inProgress);
+      return file;
+    }
+  }
+
+  private org.apache.hadoop.fs.Path splitPath(SplitKey key) {
+    return new org.apache.hadoop.fs.Path(shuffleDir(key.appId(), key.shuffleId()), key.fileName());
+  }
+
+  private org.apache.hadoop.fs.Path shuffleDir(String appId, int shuffleId) {
+    return new org.apache.hadoop.fs.Path(
+        new org.apache.hadoop.fs.Path(serverRoot, appId), Integer.toString(shuffleId));
+  }
+
+  /** Deletes a shuffle's files in this tier, on a copier thread. */
+  CompletableFuture<Void> deleteShuffle(String appId, int shuffleId) {
+    return delete(shuffleDir(appId, shuffleId));
+  }
+
+  /** Deletes an application's files in this tier, on a copier thread. */
+  CompletableFuture<Void> deleteApplication(String appId) {
+    return delete(new org.apache.hadoop.fs.Path(serverRoot, appId));
+  }
+
+  /** Deletes one file in this tier (a split moved there after its shuffle went). */
+  CompletableFuture<Void> deleteFile(String uri) {
+    return delete(new org.apache.hadoop.fs.Path(uri));
+  }
+
+  private CompletableFuture<Void> delete(org.apache.hadoop.fs.Path path) {
+    try {
+      return CompletableFuture.runAsync(() -> deleteQuietly(path), copiers);
+    } catch (RejectedExecutionException e) {
+      deleteQuietly(path);
+      return CompletableFuture.completedFuture(null);
+    }
+  }
+
+  private void deleteQuietly(org.apache.hadoop.fs.Path path) {
+    try {
+      fs.delete(path, true);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Could not delete {} in the distributed tier: {}", path, e.toString());
+    }
+  }
+
+  /** Whether the file of a recorded split is in this tier with {@code length} bytes or more. */
+  String problemWith(String uri, long length) {
+    try {
+      FileStatus status = fs.getFileStatus(new org.apache.hadoop.fs.Path(uri));
+      return status.getLen() >= length
+          ? null
+          : "its file " + uri + " has " + status.getLen() + " bytes, expected at least " + length;
+    } catch (IOException | RuntimeException e) {
+      return "its file " + uri + " in the distributed tier is gone or unreadable: " + e;
+    }
+  }
+
+  /**
+   * At start: deletes every file under this server's directory that {@code keep} (URIs of the
+   * splits the state store refers to) does not name.
+   *
+   * @return the number of files deleted
+   */
+  int deleteLeftovers(Set<String> keep) {
+    int deleted = 0;
+    try {
+      RemoteIterator<LocatedFileStatus> files = fs.listFiles(serverRoot, true);
+      while (files.hasNext()) {
+        org.apache.hadoop.fs.Path p = files.next().getPath();
+        if (!keep.contains(fs.makeQualified(p).toString())) {
+          fs.delete(p, false);
+          deleted++;
+        }
+      }
+      for (FileStatus app : fs.listStatus(serverRoot)) {
+        for (FileStatus shuffle : fs.listStatus(app.getPath())) {
+          if (fs.listStatus(shuffle.getPath()).length == 0) {
+            fs.delete(shuffle.getPath(), false);
+          }
+        }
+        if (fs.listStatus(app.getPath()).length == 0) {
+          fs.delete(app.getPath(), false);
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Could not scan {} for leftover split files: {}", serverRoot, e.toString());
+    }
+    if (deleted > 0) {
+      LOG.info(
+          "Deleted {} file(s) in the distributed tier ({}) that no state refers to",
+          deleted,
+          serverRoot);
+    }
+    return deleted;
+  }
+
+  @Override
+  public void close() {
+    copiers.shutdown();
+    try {
+      if (!copiers.awaitTermination(30, TimeUnit.SECONDS)) {
+        LOG.warn("Copies to the distributed tier still running after 30 s; leaving them");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    // FileSystem instances are cached and shared in the process (the NodeManager's too): not closed
+  }
+}
