@@ -89,6 +89,14 @@ public final class ClientConf {
           "Server read buffers (sluice.mapPartition.readBufferSize each) one map partition read"
               + " stream may have granted or queued at once.");
 
+  public static final ConfigKey<Boolean> DISTRIBUTED_TIER =
+      ConfigKey.bool(
+          "sluice.shuffle.distributedTier",
+          false,
+          "Ask the servers to move every split of the application's shuffles to their distributed"
+              + " tier at commit, whatever its size, so the shuffles outlive the servers (servers"
+              + " whose sluice.storage.policy does not name hdfs keep them local). Read by the"
+              + " coordinator (the Spark driver).");
   public static final ConfigKey<Integer> REPLICATION_FACTOR =
       ConfigKey.integer(
           "sluice.replication.factor",
@@ -122,6 +130,7 @@ public final class ClientConf {
 
   public static final List<ConfigKey<?>> KEYS =
       List.of(
+          DISTRIBUTED_TIER,
           REPLICATION_FACTOR,
           TOPOLOGY_SCRIPT,
           TOPOLOGY_TIMEOUT,
@@ -159,11 +168,13 @@ public final class ClientConf {
   private final int mapPushSize;
   private final int mapReadCredits;
   private final int replicationFactor;
+  private final boolean distributedTier;
   private final String topologyScript;
   private final long topologyTimeoutMillis;
 
   public ClientConf(SluiceConf conf) {
     this.replicationFactor = conf.get(REPLICATION_FACTOR);
+    this.distributedTier = conf.get(DISTRIBUTED_TIER);
     this.topologyScript = conf.get(TOPOLOGY_SCRIPT).trim();
     this.topologyTimeoutMillis = conf.get(TOPOLOGY_TIMEOUT);
     if (topologyTimeoutMillis < 1) {
@@ -250,6 +261,11 @@ public final class ClientConf {
   }
 
   /** {@code sluice.replication.factor}: 1 or 2. */
+  /** Whether every split of the application's shuffles goes to the distributed tier. */
+  public boolean distributedTier() {
+    return distributedTier;
+  }
+
   public int replicationFactor() {
     return replicationFactor;
   }

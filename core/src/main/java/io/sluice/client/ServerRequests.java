@@ -24,6 +24,15 @@ public final class ServerRequests {
    */
   public static LongFunction<Message> registerShuffle(
       String appId, int shuffleId, int numMaps, int numPartitions) {
+    return registerShuffle(appId, shuffleId, numMaps, numPartitions, false);
+  }
+
+  /**
+   * Like {@link #registerShuffle(String, int, int, int)}; with {@code distributedTier}, asks that
+   * every split of the shuffle go to the server's distributed tier at commit.
+   */
+  public static LongFunction<Message> registerShuffle(
+      String appId, int shuffleId, int numMaps, int numPartitions, boolean distributedTier) {
     return id ->
         Messages.request(
             MessageType.REGISTER_SHUFFLE,
@@ -33,6 +42,7 @@ public final class ServerRequests {
                 .setShuffleId(shuffleId)
                 .setNumMaps(numMaps)
                 .setNumPartitions(numPartitions)
+                .setDistributedTier(distributedTier)
                 .build(),
             id);
   }

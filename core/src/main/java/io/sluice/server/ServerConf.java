@@ -5,8 +5,10 @@ import io.sluice.common.ConfigKey;
 import io.sluice.common.SluiceConf;
 import io.sluice.server.metrics.MetricsConf;
 import io.sluice.server.storage.StoragePolicy;
+import java.net.InetAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -137,7 +139,8 @@ public final class ServerConf {
           "Distributed tier (sluice.storage.policy names hdfs): the URI of the directory splits go"
               + " to, for example hdfs://namenode:8020/sluice; any Hadoop file system whose"
               + " connector is on the class path works (s3a://, abfs://). Each server writes under"
-              + " its own subdirectory (host-port). Readers need read access to it.");
+              + " its own subdirectory (its host name and a hash of its data directories)."
+              + " Readers need read access to it.");
   public static final ConfigKey<Long> HDFS_MIN_SPLIT =
       ConfigKey.bytes(
           "sluice.storage.hdfs.minSplitSize",
@@ -460,6 +463,21 @@ public final class ServerConf {
     this.auth = new AuthConf(conf);
     if (auth.enabled()) {
       auth.requireClusterSecret();
+    }
+  }
+
+  /**
+   * The host name clients reach this server at: {@code sluice.server.host}, or this machine's
+   * canonical host name when that is empty or the wildcard 0.0.0.0.
+   */
+  public String advertisedHost() {
+    if (!host.isEmpty() && !host.equals("0.0.0.0")) {
+      return host;
+    }
+    try {
+      return InetAddress.getLocalHost().getCanonicalHostName();
+    } catch (UnknownHostException e) {
+      return "localhost";
     }
   }
 

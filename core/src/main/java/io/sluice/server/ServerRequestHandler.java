@@ -181,10 +181,14 @@ final class ServerRequestHandler implements RequestHandler {
       case REGISTER_SHUFFLE:
         {
           RegisterShuffle h = request.header(RegisterShuffle.class);
-          registry.register(
-              Ids.checkAppId(h.getAppId()),
-              checkShuffleId(h.getShuffleId()),
-              ShuffleShape.of(h.getNumMaps(), h.getNumPartitions()));
+          ServerShuffle shuffle =
+              registry.register(
+                  Ids.checkAppId(h.getAppId()),
+                  checkShuffleId(h.getShuffleId()),
+                  ShuffleShape.of(h.getNumMaps(), h.getNumPartitions()));
+          if (h.getDistributedTier()) {
+            shuffle.sendEverySplitToDistributedTier();
+          }
           // answered once the registration is in the state store's log (written off this thread)
           answerWhenDone(channel, h.getRequestId(), registry.recorded());
           return null;

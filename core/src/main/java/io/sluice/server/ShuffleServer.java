@@ -24,8 +24,6 @@ import io.sluice.server.storage.DataDirectories;
 import io.sluice.server.storage.ShuffleRegistry;
 import java.io.Closeable;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -140,7 +138,7 @@ public final class ShuffleServer implements Closeable {
       throw e;
     }
     this.streams = new ReadStreams(conf.maxStreamsPerConnection());
-    this.advertisedHost = advertisedHost(conf.host());
+    this.advertisedHost = conf.advertisedHost();
     this.housekeeping =
         Executors.newSingleThreadScheduledExecutor(
             new DefaultThreadFactory("sluice-housekeeping", true));
@@ -230,17 +228,6 @@ public final class ShuffleServer implements Closeable {
         TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos),
         state,
         recovery);
-  }
-
-  private static String advertisedHost(String bindHost) {
-    if (bindHost != null && !bindHost.isEmpty() && !bindHost.equals("0.0.0.0")) {
-      return bindHost;
-    }
-    try {
-      return InetAddress.getLocalHost().getCanonicalHostName();
-    } catch (UnknownHostException e) {
-      return "localhost";
-    }
   }
 
   /** Visible for tests: checks every data directory now. */

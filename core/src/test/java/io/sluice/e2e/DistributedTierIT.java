@@ -176,6 +176,18 @@ class DistributedTierIT {
   }
 
   @Test
+  void anApplicationThatAsksForTheTierSendsEverySplitThere() throws Exception {
+    Map<String, String> conf = new java.util.HashMap<>(tier(1L << 30));
+    conf.put("sluice.shuffle.distributedTier", "true");
+    try (TestCluster cluster = TestCluster.start(tmp.resolve("cluster"), 1, conf)) {
+      shuffle(cluster, 0);
+      assertThat(remoteSplitFiles()).hasSize(PARTITIONS);
+      assertThat(localSplitFiles()).isEmpty();
+      readsOnce(cluster, 0, 0, MAPS);
+    }
+  }
+
+  @Test
   void aPolicyWithoutLocalOrWithoutADirectoryIsRefusedNamingTheSetting() {
     assertThatThrownBy(() -> new ServerConf(SluiceConf.of(Map.of("sluice.storage.policy", "hdfs"))))
         .hasMessageContaining("sluice.storage.policy")

@@ -220,7 +220,10 @@ public final class ShuffleCoordinator implements Closeable {
     for (ServerAddress s : candidates) {
       answers.add(
           context.callAsync(
-              appId, s, ServerRequests.registerShuffle(appId, shuffleId, numMaps, numPartitions)));
+              appId,
+              s,
+              ServerRequests.registerShuffle(
+                  appId, shuffleId, numMaps, numPartitions, context.conf().distributedTier())));
     }
     long deadline =
         System.nanoTime()
@@ -291,7 +294,10 @@ public final class ShuffleCoordinator implements Closeable {
   private void registerOn(ServerAddress server, int shuffleId, int numMaps, int numPartitions)
       throws IOException, StatusException {
     context.call(
-        appId, server, ServerRequests.registerShuffle(appId, shuffleId, numMaps, numPartitions));
+        appId,
+        server,
+        ServerRequests.registerShuffle(
+            appId, shuffleId, numMaps, numPartitions, context.conf().distributedTier()));
     registeredServers.add(server);
   }
 

@@ -121,11 +121,11 @@ public final class DataDirectories implements AutoCloseable {
 
   /**
    * Where a split just committed lives from now on: the distributed tier when the policy sends it
-   * there (see {@link DistributedTier#wants}), otherwise where it is. Completes with the split as
-   * it is then; never exceptionally.
+   * there (see {@link DistributedTier#wants}) or its application asked for it ({@code everySplit}),
+   * otherwise where it is. Completes with the split as it is then; never exceptionally.
    */
-  CompletableFuture<CommittedSplitFile> place(CommittedSplitFile file) {
-    if (distributed == null || !distributed.wants(file, directoryOf(file.path()))) {
+  CompletableFuture<CommittedSplitFile> place(CommittedSplitFile file, boolean everySplit) {
+    if (distributed == null || !distributed.wants(file, directoryOf(file.path()), everySplit)) {
       return CompletableFuture.completedFuture(file);
     }
     return distributed.moveThere(file);

@@ -107,7 +107,7 @@ final class DistributedTier implements AutoCloseable {
       crc.update(d.toAbsolutePath().normalize().toString().getBytes(StandardCharsets.UTF_8));
       crc.update(0);
     }
-    String host = conf.host().replaceAll("[^A-Za-z0-9.-]", "_");
+    String host = conf.advertisedHost().replaceAll("[^A-Za-z0-9.-]", "_");
     return host + "-" + String.format("%08x", crc.getValue());
   }
 
@@ -117,13 +117,15 @@ final class DistributedTier implements AutoCloseable {
   }
 
   /**
-   * Whether a split just committed to {@code dir} goes to this tier: it is at least {@code
-   * sluice.storage.hdfs.minSplitSize}, or its directory is past {@code sluice.disk.maxUsage}.
+   * Whether a split just committed to {@code dir} goes to this tier: its application asked for
+   * every split ({@code everySplit}), it is at least {@code sluice.storage.hdfs.minSplitSize}, or
+   * its directory is past {@code sluice.disk.maxUsage}. Splits of the memory tier stay there.
    */
-  boolean wants(CommittedSplitFile file, DataDirectory dir) {
+  boolean wants(CommittedSplitFile file, DataDirectory dir, boolean everySplit) {
     return file.inMemory() == null
         && file.remotePath() == null
-        && (file.length() >= minSplit
+        && (everySplit
+            || file.length() >= minSplit
             || (dir != null && dir.health() == DataDirectory.Health.FULL));
   }
 

@@ -50,6 +50,9 @@ public final class ServerShuffle {
   /** Whether the server takes new splits and map partitions (decommissioned, stopping). */
   private final Admission admission;
 
+  /** The application asked that every split go to the distributed tier (see DataDirectories). */
+  private volatile boolean everySplitToDistributedTier;
+
   // guarded by this
   private CompletableFuture<List<CommittedSplitFile>> commit;
   private boolean discarded;
@@ -72,6 +75,14 @@ public final class ServerShuffle {
     this.dirs = dirs;
     this.state = state;
     this.admission = admission;
+  }
+
+  /**
+   * The application asked (at registration) that every split of this shuffle go to the distributed
+   * tier at commit, whatever its size; without that tier the splits stay local.
+   */
+  public void sendEverySplitToDistributedTier() {
+    everySplitToDistributedTier = true;
   }
 
   public String appId() {
@@ -342,7 +353,7 @@ public final class ServerShuffle {
   private CompletableFuture<CommittedSplitFile> commitAndRecord(ReducePartitionSplit split) {
     return split
         .commit()
-        .thenCompose(dirs::place)
+        .thenCompose(file -> dirs.place(file, everySplitToDistributedTier))
         .thenCompose(
             file -> {
               if (file.remotePath() != null && isDiscarded()) {
