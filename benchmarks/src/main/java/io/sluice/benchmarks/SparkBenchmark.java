@@ -57,6 +57,15 @@ final class SparkBenchmark {
           "sun.security.action",
           "sun.util.calendar");
 
+  /** Keeps a repeated option's value whole (JCommander splits list values at commas). */
+  public static final class WholeValue
+      implements com.beust.jcommander.converters.IParameterSplitter {
+    @Override
+    public List<String> split(String value) {
+      return List.of(value);
+    }
+  }
+
   /** Command-line options. */
   static final class Options {
     @Parameter(
@@ -68,7 +77,7 @@ final class SparkBenchmark {
         names = "--workloads",
         description =
             "Comma-separated workloads to run: repartition, small-blocks, skew-join,"
-                + " local-reader")
+                + " local-reader, small-shuffles")
     String workloads = "repartition,small-blocks,skew-join";
 
     @Parameter(
@@ -89,9 +98,10 @@ final class SparkBenchmark {
 
     @Parameter(
         names = "--server-conf",
+        splitter = WholeValue.class,
         description =
-            "A setting of the Sluice servers, key=value (repeat for more), e.g."
-                + " sluice.read.sortMapRanges=true")
+            "A setting of the Sluice servers, key=value (repeat for more; a value may hold"
+                + " commas), e.g. sluice.storage.policy=memory,local")
     List<String> serverConf = new ArrayList<>();
 
     @Parameter(

@@ -64,6 +64,7 @@ final class SparkBenchmarkDriver {
     all.put("repartition", SparkWorkloads.repartition(8, (int) (1_250_000 * scale), 16));
     all.put("small-blocks", SparkWorkloads.smallBlocks(400, 2000, (int) (4_000 * scale)));
     all.put("skew-join", SparkWorkloads.skewJoin((long) (2_000_000 * scale), 200_000, 80));
+    all.put("small-shuffles", SparkWorkloads.smallShuffles(30, 8, (int) (4_000 * scale), 200));
     all.put("local-reader", SparkWorkloads.localReader((long) (6_000_000 * scale), 8));
     return all;
   }

@@ -125,6 +125,47 @@ final class SparkWorkloads {
   }
 
   /**
+   * Interactive SQL's shape: {@code shuffles} jobs one after another, each shuffling a few MiB of
+   * incompressible 100-byte records from {@code maps} maps to {@code reducers} partitions (Spark
+   * SQL's default 200), so each split holds a few KiB and the per-shuffle and per-split costs
+   * (registration, files, commit, opening streams) dominate, not the bytes.
+   */
+  static Workload smallShuffles(int shuffles, int maps, int recordsPerMap, int reducers) {
+    return new Workload() {
+      @Override
+      public String name() {
+        return "small-shuffles";
+      }
+
+      @Override
+      public String describe() {
+        return shuffles
+            + " shuffles of "
+            + maps
+            + " maps x "
+            + recordsPerMap
+            + " records of 100 bytes -> "
+            + reducers;
+      }
+
+      @Override
+      public Outcome run(SparkSession spark) {
+        JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+        long total = 0;
+        for (int i = 0; i < shuffles; i++) {
+          int first = i * maps;
+          total +=
+              jsc.parallelize(range(maps), maps)
+                  .flatMap(m -> new Payloads(first + m, recordsPerMap, 100))
+                  .repartition(reducers)
+                  .count();
+        }
+        return new Outcome("count=" + total, "");
+      }
+    };
+  }
+
+  /**
    * An AQE sort-merge join whose left side has one hot key holding {@code hotPercent} of its rows,
    * with incompressible payloads; AQE splits the hot partition into map ranges.
    */

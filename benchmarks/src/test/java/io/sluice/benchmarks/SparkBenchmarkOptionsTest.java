@@ -28,6 +28,18 @@ class SparkBenchmarkOptionsTest {
   }
 
   @Test
+  void aServerSettingKeepsTheCommasOfItsValue() {
+    SparkBenchmark.Options options = new SparkBenchmark.Options();
+    com.beust.jcommander.JCommander.newBuilder()
+        .addObject(options)
+        .build()
+        .parse("--server-conf", "sluice.storage.policy=memory,local", "--server-conf", "a=b");
+    assertThat(options.serverConf).containsExactly("sluice.storage.policy=memory,local", "a=b");
+    assertThat(SparkBenchmark.SparkBenchmarkRun.serverSettings(options.serverConf))
+        .containsEntry("sluice.storage.policy", "memory,local");
+  }
+
+  @Test
   void aSettingWithoutValueIsRefusedBeforeAnythingStarts() {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
