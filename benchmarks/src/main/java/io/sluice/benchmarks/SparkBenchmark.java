@@ -97,6 +97,15 @@ final class SparkBenchmark {
     String replication = "1";
 
     @Parameter(
+        names = "--hdfs-tier",
+        description =
+            "Start a one-DataNode HDFS (MiniDFSCluster) in this JVM and put every Sluice split in"
+                + " the servers' distributed tier on it (sluice.storage.policy=local,hdfs,"
+                + " sluice.storage.hdfs.minSplitSize=0); executors read the splits from HDFS."
+                + " Compare with a run without it")
+    boolean hdfsTier;
+
+    @Parameter(
         names = "--server-conf",
         splitter = WholeValue.class,
         description =
@@ -300,7 +309,12 @@ final class SparkBenchmark {
       boolean both = checksumsBoth || replicationBoth;
       boolean checksums = !options.checksums.equals("off");
       int factor = options.replication.equals("1") ? 1 : 2;
-      try (Servers servers = new Servers(serverSettings(options.serverConf))) {
+      Map<String, String> settings = serverSettings(options.serverConf);
+      BenchHdfs hdfs = options.hdfsTier ? BenchHdfs.start(dir.resolve("hdfs")) : null;
+      if (hdfs != null) {
+        settings.putAll(hdfs.serverSettings());
+      }
+      try (Servers servers = new Servers(settings)) {
         for (int i = 0; i < (factor > 1 ? 2 : 1); i++) {
           servers.start(dir.resolve("server" + i));
         }
@@ -317,6 +331,10 @@ final class SparkBenchmark {
           out.println("# the Spark JVM exited with " + exit);
           return 1;
         }
+      } finally {
+        if (hdfs != null) {
+          hdfs.close();
+        }
       }
       chart(workloads, results, both);
       report(workloads, results, both);
@@ -331,7 +349,10 @@ final class SparkBenchmark {
     /** The driver's run spec of a Sluice column, naming it in {@link #modes}. */
     private String sluiceRun(Servers servers, int column, boolean checksums, int factor) {
       modes[column] =
-          "sluice" + (checksums ? "" : " without checksums") + (factor > 1 ? " with replicas" : "");
+          "sluice"
+              + (checksums ? "" : " without checksums")
+              + (factor > 1 ? " with replicas" : "")
+              + (options.hdfsTier ? " on hdfs" : "");
       List<String> addresses = new ArrayList<>();
       for (ShuffleServer server : servers.servers) {
         addresses.add("127.0.0.1:" + server.port());
@@ -665,6 +686,8 @@ final class SparkBenchmark {
               + Json.str(options.checksums)
               + ",\"replication\":"
               + Json.str(options.replication)
+              + ",\"storage\":"
+              + Json.str(options.hdfsTier ? "hdfs" : "local")
               + (both ? ",\"" + ratioName() + "\":" + Json.num(totalOn / totalOff) : "")
               + ",\"workloads\":["
               + String.join(",", json)
