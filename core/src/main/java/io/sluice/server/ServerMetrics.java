@@ -36,6 +36,8 @@ public final class ServerMetrics {
   private final Meter memoryTierCommits;
   private final Meter memoryTierWritebacks;
   private final Meter memoryTierReads;
+  private final Counter memoryTierSplits;
+  private final Counter memoryTierBytes;
   private final Meter hdfsTierSplits;
   private final Meter hdfsTierBytes;
   private final Meter hdfsTierFailures;
@@ -51,6 +53,8 @@ public final class ServerMetrics {
     this.memoryTierCommits = registry.meter(PREFIX + "memoryTierCommits");
     this.memoryTierWritebacks = registry.meter(PREFIX + "memoryTierWritebacks");
     this.memoryTierReads = registry.meter(PREFIX + "memoryTierReads");
+    this.memoryTierSplits = registry.counter(PREFIX + "memoryTierSplits");
+    this.memoryTierBytes = registry.counter(PREFIX + "memoryTierBytes");
     this.hdfsTierSplits = registry.meter(PREFIX + "hdfsTierSplits");
     this.hdfsTierBytes = registry.meter(PREFIX + "hdfsTierBytes");
     this.hdfsTierFailures = registry.meter(PREFIX + "hdfsTierFailures");
@@ -137,6 +141,16 @@ public final class ServerMetrics {
   /** Chunks served from the memory tier. */
   public Meter memoryTierReads() {
     return memoryTierReads;
+  }
+
+  /** Splits held in the memory tier now. */
+  public Counter memoryTierSplits() {
+    return memoryTierSplits;
+  }
+
+  /** Bytes held in the memory tier now (also counted in the memory budget). */
+  public Counter memoryTierBytes() {
+    return memoryTierBytes;
   }
 
   /** Splits moved to the distributed tier (sluice.storage.policy names hdfs). */

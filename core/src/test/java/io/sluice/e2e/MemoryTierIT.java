@@ -81,12 +81,16 @@ class MemoryTierIT {
       assertThat(server.metrics().memoryTierCommits().getCount()).isEqualTo(PARTITIONS);
       assertThat(server.memory().held()).as("its bytes stay counted").isPositive();
       assertThat(server.metrics().memoryTierReads().getCount()).isGreaterThanOrEqualTo(PARTITIONS);
+      assertThat(server.metrics().memoryTierSplits().getCount()).isEqualTo(PARTITIONS);
+      assertThat(server.metrics().memoryTierBytes().getCount()).isEqualTo(server.memory().held());
 
       // memory pressure: the flush of the largest buffers reaches the memory tier
       server.registry().flushLargest(Long.MAX_VALUE);
       awaitHeldZero(server);
       assertThat(dataFiles(cluster)).hasSize(PARTITIONS);
       assertThat(server.metrics().memoryTierWritebacks().getCount()).isEqualTo(PARTITIONS);
+      assertThat(server.metrics().memoryTierSplits().getCount()).isZero();
+      assertThat(server.metrics().memoryTierBytes().getCount()).isZero();
       readsEverythingOnce(cluster, 0);
 
       // a graceful restart writes what is held first, and serves it after

@@ -173,6 +173,11 @@ public final class PrometheusNames {
         "Memory-tier splits written to their files (memory pressure, age or a stop).");
     counter(
         "memoryTierReads", "sluice_memory_tier_reads_total", "Chunks served from the memory tier.");
+    gauge("memoryTierSplits", "sluice_memory_tier_splits", "Splits held in the memory tier now.");
+    gauge(
+        "memoryTierBytes",
+        "sluice_memory_tier_bytes",
+        "Bytes held in the memory tier now (part of sluice_memory_held_bytes).");
     counter(
         "hdfsTierSplits",
         "sluice_hdfs_tier_splits_total",

@@ -3,6 +3,7 @@ package io.sluice.server.storage;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
+import io.sluice.server.ServerMetrics;
 import io.sluice.server.memory.MemoryBudget;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
@@ -17,6 +18,7 @@ public final class InMemorySplit {
   private final ByteBuf image;
   private final long reserved;
   private final MemoryBudget memory;
+  private final ServerMetrics metrics;
   private final long committedAtNanos = System.nanoTime();
   private final Supplier<CompletableFuture<Void>> writeBack;
 
@@ -33,11 +35,15 @@ public final class InMemorySplit {
       ByteBuf image,
       long reserved,
       MemoryBudget memory,
+      ServerMetrics metrics,
       Supplier<CompletableFuture<Void>> writeBack) {
     this.image = image;
     this.reserved = reserved;
     this.memory = memory;
+    this.metrics = metrics;
     this.writeBack = writeBack;
+    metrics.memoryTierSplits().inc();
+    metrics.memoryTierBytes().inc(reserved);
   }
 
   /**
@@ -98,5 +104,7 @@ public final class InMemorySplit {
     }
     image.release();
     memory.release(reserved);
+    metrics.memoryTierSplits().dec();
+    metrics.memoryTierBytes().dec(reserved);
   }
 }

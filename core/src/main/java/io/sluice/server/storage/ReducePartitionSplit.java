@@ -495,7 +495,7 @@ public final class ReducePartitionSplit {
     }
     state = State.COMMITTED;
     closed(dir);
-    inMemory = new InMemorySplit(image, bytes, memory, this::writeBack);
+    inMemory = new InMemorySplit(image, bytes, memory, metrics, this::writeBack);
     metrics.memoryTierCommits().mark();
     return new CommittedSplitFile(
         key, committedPath(dir), flushedLength, chunkOffsets, mapIndexes.copy(), inMemory);
