@@ -8,6 +8,7 @@ import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.CommittedShuffle;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.TimeUnit;
@@ -28,12 +29,19 @@ import scala.collection.Iterator;
  * {@link FetchFailedException} naming the generation's location, so Spark unregisters that
  * generation's outputs and reruns its maps. Closes what it opened when exhausted or when {@link
  * #close} is called (task end). Task thread only.
+ *
+ * <p>With a serializer whose records can be relocated (Kryo, Spark SQL's rows: {@code
+ * supportsRelocationOfSerializedObjects}), every batch is one piece of a single stream that one
+ * deserialization stream reads, so a batch of a few records costs no stream, no borrowed Kryo
+ * instance and no input buffer of its own (small blocks: 400 batches of two records per reducer).
+ * Other serializers (Java serialization writes a stream header) get a stream per batch.
  */
 final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>> {
   private final SluiceShuffleHandle<?, ?, ?> handle;
   private final ClientContext client;
   private final CoordinatorClient coordinator;
   private final SerializerInstance serializer;
+  private final boolean oneStream;
   private final ShuffleReadMetricsReporter metrics;
   private final int startMapIndex;
   private final int endMapIndex;
@@ -51,6 +59,7 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
       MapOutputsByGeneration outputs,
       SluiceClients clients,
       SerializerInstance serializer,
+      boolean relocatableRecords,
       ShuffleReadMetricsReporter metrics,
       int startMapIndex,
       int endMapIndex,
@@ -60,6 +69,7 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
     this.client = clients.context();
     this.coordinator = clients.coordinator(handle.appId(), handle.coordinator());
     this.serializer = serializer;
+    this.oneStream = relocatableRecords;
     this.metrics = metrics;
     this.startMapIndex = startMapIndex;
     this.endMapIndex = endMapIndex;
@@ -73,11 +83,61 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
   @Override
   public boolean hasNext() {
     while (records == null || !records.hasNext()) {
-      if (!nextBatch()) {
+      if (closed) {
         return false;
       }
+      if (oneStream) {
+        if (records != null) {
+          close(); // the one stream ended: every batch is read
+          return false;
+        }
+        records = serializer.deserializeStream(new BatchesStream()).asKeyValueIterator();
+        continue;
+      }
+      ShuffleBatch batch = nextBatch();
+      if (batch == null) {
+        return false;
+      }
+      // the batch's bytes stay valid until reader.next(), called once these records are read
+      records =
+          serializer
+              .deserializeStream(new ByteArrayInputStream(batch.bytes(), 0, batch.length()))
+              .asKeyValueIterator();
     }
     return true;
+  }
+
+  /**
+   * The batches, one after another, as one stream. A batch's bytes are copied out (into the
+   * deserializer's buffer) before the next is fetched, which invalidates them.
+   */
+  private final class BatchesStream extends InputStream {
+    private ShuffleBatch batch;
+    private int position;
+
+    @Override
+    public int read() {
+      byte[] one = new byte[1];
+      return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] into, int off, int len) {
+      if (len == 0) {
+        return 0;
+      }
+      while (batch == null || position == batch.length()) {
+        batch = nextBatch();
+        position = 0;
+        if (batch == null) {
+          return -1;
+        }
+      }
+      int n = Math.min(len, batch.length() - position);
+      System.arraycopy(batch.bytes(), position, into, off, n);
+      position += n;
+      return n;
+    }
   }
 
   @Override
@@ -89,13 +149,16 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
     return records.next();
   }
 
-  /** Moves to the next batch, opening generations as needed; false when all is read. */
-  private boolean nextBatch() {
+  /**
+   * The next batch, opening generations as needed, or null (everything closed) when all is read.
+   * Its bytes stay valid until the next call.
+   */
+  private ShuffleBatch nextBatch() {
     while (true) {
       if (reader == null) {
         if (pending.isEmpty() || closed) {
           close();
-          return false;
+          return null;
         }
         generation = pending.poll();
         reader = open(generation);
@@ -116,12 +179,7 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
         continue;
       }
       metrics.incRemoteBytesRead(batch.length());
-      // the batch's bytes stay valid until reader.next(), called once these records are read
-      records =
-          serializer
-              .deserializeStream(new ByteArrayInputStream(batch.bytes(), 0, batch.length()))
-              .asKeyValueIterator();
-      return true;
+      return batch;
     }
   }
 

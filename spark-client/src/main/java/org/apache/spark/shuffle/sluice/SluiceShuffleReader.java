@@ -75,6 +75,7 @@ final class SluiceShuffleReader<K, C> implements ShuffleReader<K, C> {
             outputs,
             clients,
             dep.serializer().newInstance(),
+            dep.serializer().supportsRelocationOfSerializedObjects(),
             metrics,
             startMapIndex,
             endMapIndex,
