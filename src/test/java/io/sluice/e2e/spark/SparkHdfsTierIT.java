@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -23,12 +22,7 @@ import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.spark.ShuffleDependency;
-import org.apache.spark.Success$;
-import org.apache.spark.TaskFailedReason;
 import org.apache.spark.api.java.JavaPairRDD;
-import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerStageSubmitted;
-import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.shuffle.sluice.SluiceShuffleManager;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
@@ -157,7 +151,7 @@ class SparkHdfsTierIT {
                 "spark.sluice.network.connectTimeout", "2s",
                 "spark.sluice.network.requestTimeout", "20s"));
     try {
-      Observed observed = new Observed();
+      TaskFailureCounter observed = new TaskFailureCounter();
       spark.sparkContext().addSparkListener(observed);
       JavaPairRDD<Integer, Long> shuffled =
           pairs(spark).partitionBy(new org.apache.spark.HashPartitioner(6));
@@ -177,8 +171,8 @@ class SparkHdfsTierIT {
               BOUND);
       spark.sparkContext().listenerBus().waitUntilEmpty();
       assertThat(result).isEqualTo(expected);
-      assertThat(observed.retriedStages).as("stage attempts after the first").isEmpty();
-      assertThat(observed.failedTasks).as("failed tasks").isEmpty();
+      assertThat(observed.failures).as("failed tasks").isEmpty();
+      assertThat(observed.retriedStages).as("stage attempts after the first").hasValue(0);
     } finally {
       spark.stop();
       servers.close();
@@ -191,32 +185,5 @@ class SparkHdfsTierIT {
     Field field = SluiceShuffleManager.class.getDeclaredField("coordinator");
     field.setAccessible(true);
     return (ShuffleCoordinator) field.get(manager);
-  }
-
-  private static final class Observed extends SparkListener {
-    final List<String> failedTasks = new CopyOnWriteArrayList<>();
-    final List<String> retriedStages = new CopyOnWriteArrayList<>();
-
-    @Override
-    public void onTaskEnd(SparkListenerTaskEnd end) {
-      if (end.reason() != Success$.MODULE$) {
-        failedTasks.add(
-            "stage "
-                + end.stageId()
-                + " task "
-                + end.taskInfo().index()
-                + ": "
-                + (end.reason() instanceof TaskFailedReason
-                    ? ((TaskFailedReason) end.reason()).toErrorString()
-                    : end.reason().toString()));
-      }
-    }
-
-    @Override
-    public void onStageSubmitted(SparkListenerStageSubmitted submitted) {
-      if (submitted.stageInfo().attemptNumber() > 0) {
-        retriedStages.add("stage " + submitted.stageInfo().stageId());
-      }
-    }
   }
 }
