@@ -30,6 +30,7 @@ public final class ClientMetrics {
   private final Meter partitionsMoved = registry.meter(PREFIX + "partitionsMoved");
   private final Meter serverFailures = registry.meter(PREFIX + "serverFailures");
   private final Meter remoteSplitsRead = registry.meter(PREFIX + "remoteSplitsRead");
+  private final Meter remoteBytesRead = registry.meter(PREFIX + "remoteBytesRead");
   private final Timer replicaAckLag = registry.timer(PREFIX + "replicaAckLag");
 
   public MetricRegistry registry() {
@@ -60,6 +61,15 @@ public final class ClientMetrics {
 
   public long remoteSplitsRead() {
     return remoteSplitsRead.getCount();
+  }
+
+  /** Bytes of data read from splits of the distributed tier (trailers not counted). */
+  public void remoteBytesRead(long bytes) {
+    remoteBytesRead.mark(bytes);
+  }
+
+  public long remoteBytesRead() {
+    return remoteBytesRead.getCount();
   }
 
   public long readFailovers() {

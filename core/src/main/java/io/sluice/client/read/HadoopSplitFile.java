@@ -16,10 +16,12 @@ import org.slf4j.LoggerFactory;
 final class HadoopSplitFile implements RemoteSplitFile {
   private static final Logger LOG = LoggerFactory.getLogger(HadoopSplitFile.class);
   private final String uri;
+  private final FileSystem fs;
   private final FSDataInputStream in;
 
-  private HadoopSplitFile(String uri, FSDataInputStream in) {
+  private HadoopSplitFile(String uri, FileSystem fs, FSDataInputStream in) {
     this.uri = uri;
+    this.fs = fs;
     this.in = in;
   }
 
@@ -31,7 +33,7 @@ final class HadoopSplitFile implements RemoteSplitFile {
     try {
       // FileSystem.get caches per scheme, authority and user: one client for all of a task's reads
       FileSystem fs = FileSystem.get(URI.create(uri), conf);
-      return new HadoopSplitFile(uri, fs.open(new Path(uri)));
+      return new HadoopSplitFile(uri, fs, fs.open(new Path(uri)));
     } catch (IOException | RuntimeException e) {
       throw new IOException("Cannot open " + uri + " of the distributed tier: " + e, e);
     }
@@ -48,6 +50,15 @@ final class HadoopSplitFile implements RemoteSplitFile {
           e);
     }
     return Unpooled.wrappedBuffer(bytes);
+  }
+
+  @Override
+  public long length() throws IOException {
+    try {
+      return fs.getFileStatus(new Path(uri)).getLen();
+    } catch (IOException e) {
+      throw new IOException("Reading the length of " + uri + " failed: " + e, e);
+    }
   }
 
   @Override

@@ -72,8 +72,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Distributed tier: a split whose server moved it to a Hadoop file system (its {@code
  * remote_path} is set) is read from that file chunk by chunk, never from a server, so it is read
- * whole after its server is gone; a map-range read of it reads the whole file and the filter keeps
- * the maps in range. Not thread safe; close it to release fetched chunks.
+ * whole after its server is gone; a map-range read of it reads only the runs of its maps ({@link
+ * RemoteSplitChunks}), as the server would. Not thread safe; close it to release fetched chunks.
  */
 public final class PartitionReader implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionReader.class);
@@ -112,7 +112,7 @@ public final class PartitionReader implements Closeable {
   private boolean streamOpen;
 
   /** The split being read when it is in the distributed tier: read from there, not a server. */
-  private RemoteSplitFile remote;
+  private RemoteSplitChunks remote;
 
   private int numChunks;
   private List<Long> chunkOffsets = List.of();
@@ -618,21 +618,28 @@ public final class PartitionReader implements Closeable {
   }
 
   /**
-   * Opens a split of the distributed tier: its chunks are read from its file, at the offsets its
-   * commit recorded, without its server (which may be gone).
+   * Opens a split of the distributed tier: its chunks are read from its file, without its server
+   * (which may be gone).
    */
   private void openRemote(CommittedSplit s) throws IOException {
     split = s;
     try {
-      remote = RemoteSplitFile.open(s.getRemotePath(), context.hadoopSettings());
+      remote =
+          RemoteSplitChunks.open(
+              s,
+              startMapIndex,
+              endMapIndex,
+              numMaps,
+              context.hadoopSettings(),
+              context.metrics(),
+              describe(s));
     } catch (IOException e) {
       split = null;
-      throw new IOException("Opening " + describe(s) + " failed: " + e.getMessage(), e);
+      throw e;
     }
-    context.metrics().remoteSplitRead();
     streamOpen = false;
-    chunkOffsets = s.getChunkOffsetsList();
-    numChunks = chunkOffsets.size() - 1;
+    chunkOffsets = remote.chunkOffsets();
+    numChunks = remote.numChunks();
     nextChunkToFetch = numChunks;
     chunkIndex = -1;
   }
@@ -656,18 +663,7 @@ public final class PartitionReader implements Closeable {
 
   private ByteBuf awaitChunk() throws IOException {
     if (remote != null) {
-      chunkIndex++;
-      long start = chunkOffsets.get(chunkIndex);
-      long length = chunkOffsets.get(chunkIndex + 1) - start;
-      if (length < 0 || length > Integer.MAX_VALUE) {
-        throw new IOException(
-            "The coordinator's record of "
-                + describe(split)
-                + " has a chunk of "
-                + length
-                + " bytes");
-      }
-      return remote.read(start, (int) length);
+      return remote.read(++chunkIndex);
     }
     CompletableFuture<Message> next = fetches.poll();
     chunkIndex++;

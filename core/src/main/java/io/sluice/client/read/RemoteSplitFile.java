@@ -18,6 +18,13 @@ interface RemoteSplitFile extends Closeable {
    */
   ByteBuf read(long offset, int length) throws IOException;
 
+  /**
+   * The file's length: the split's data and its map-run trailer.
+   *
+   * @throws IOException naming the file when its status cannot be read
+   */
+  long length() throws IOException;
+
   @Override
   void close();
 

@@ -3,7 +3,7 @@ package io.sluice.server.read;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.concurrent.DefaultThreadFactory;
-import io.sluice.server.storage.ChunkExtents;
+import io.sluice.protocol.ChunkExtents;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;

@@ -1,6 +1,7 @@
 package io.sluice.server.state;
 
 import io.sluice.protocol.MapPartitionId;
+import io.sluice.protocol.MapRunIndex;
 import io.sluice.protocol.proto.StateMapPartition;
 import io.sluice.protocol.proto.StateSplit;
 import io.sluice.server.storage.CommittedMapPartition;
@@ -8,7 +9,6 @@ import io.sluice.server.storage.DataDirectories;
 import io.sluice.server.storage.DataDirectory;
 import io.sluice.server.storage.MapIndexSet;
 import io.sluice.server.storage.MapPartitionIndex;
-import io.sluice.server.storage.MapRunIndex;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
 import io.sluice.server.storage.SplitKey;

@@ -1,5 +1,6 @@
 package io.sluice.server.storage;
 
+import io.sluice.protocol.ChunkExtents;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;

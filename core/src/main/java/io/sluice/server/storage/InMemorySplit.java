@@ -3,6 +3,7 @@ package io.sluice.server.storage;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
+import io.sluice.protocol.ChunkExtents;
 import io.sluice.server.ServerMetrics;
 import io.sluice.server.memory.MemoryBudget;
 import java.util.concurrent.CompletableFuture;

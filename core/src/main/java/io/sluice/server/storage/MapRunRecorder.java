@@ -1,5 +1,6 @@
 package io.sluice.server.storage;
 
+import io.sluice.protocol.MapRunIndex;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 

@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.sluice.common.CrashPoints;
 import io.sluice.protocol.BatchFormat;
+import io.sluice.protocol.MapRunIndex;
 import io.sluice.protocol.proto.Status;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ServerMetrics;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sluice.protocol.BatchFormat;
+import io.sluice.protocol.ChunkExtents;
+import io.sluice.protocol.MapRunIndex;
 import io.sluice.server.storage.CommittedSplitFiles.Batch;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

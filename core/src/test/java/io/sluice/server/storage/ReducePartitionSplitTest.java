@@ -8,6 +8,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.sluice.common.SluiceConf;
 import io.sluice.protocol.BatchFormat;
+import io.sluice.protocol.ChunkExtents;
+import io.sluice.protocol.MapRunIndex;
 import io.sluice.protocol.proto.Status;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ServerMetrics;

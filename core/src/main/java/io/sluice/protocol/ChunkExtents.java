@@ -1,4 +1,4 @@
-package io.sluice.server.storage;
+package io.sluice.protocol;
 
 import java.util.ArrayList;
 import java.util.Arrays;

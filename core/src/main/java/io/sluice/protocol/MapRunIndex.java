@@ -1,4 +1,4 @@
-package io.sluice.server.storage;
+package io.sluice.protocol;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -28,14 +28,20 @@ import java.util.zip.CRC32C;
  * crc32c:int32                                 CRC32C of every trailer byte before it
  * </pre>
  *
- * A file without a trailer (written before it existed, or a split with more than {@link
- * MapRunRecorder#MAX_RUNS} runs) is read with sort-on-read instead. Immutable and thread safe.
+ * A file without a trailer (written before it existed, or a split with more than {@code
+ * io.sluice.server.storage.MapRunRecorder#MAX_RUNS} runs) is read with sort-on-read instead. The
+ * server writes the trailer and serves map ranges from it; a reader of a split in the distributed
+ * tier reads it from the file itself ({@link #parse}). Immutable and thread safe.
  */
 public final class MapRunIndex {
   static final int MAGIC = 0x534C4D52;
   static final int VERSION = 1;
-  static final int RUN_SIZE = 8;
-  static final int FOOTER_SIZE = 24;
+
+  /** Bytes of each run in a trailer. */
+  public static final int RUN_SIZE = 8;
+
+  /** Bytes of the footer that ends every trailer. */
+  public static final int FOOTER_SIZE = 24;
 
   private final int[] mapIndexes;
   private final int[] lengths;
@@ -67,7 +73,7 @@ public final class MapRunIndex {
   }
 
   /** The trailer of these runs, as written after the data. */
-  static ByteBuffer encode(long dataLength, int[] mapIndexes, int[] lengths, int count) {
+  public static ByteBuffer encode(long dataLength, int[] mapIndexes, int[] lengths, int count) {
     ByteBuffer b = ByteBuffer.allocate(count * RUN_SIZE + FOOTER_SIZE);
     for (int i = 0; i < count; i++) {
       b.putInt(mapIndexes[i]).putInt(lengths[i]);
@@ -118,42 +124,68 @@ public final class MapRunIndex {
       if (trailerLength > Integer.MAX_VALUE) {
         throw new IOException(file + " has a map-run trailer of " + trailerLength + " bytes");
       }
-      ByteBuffer t = readFully(ch, dataLength, (int) trailerLength, file);
-      ByteBuffer footer = t.duplicate().position(t.limit() - FOOTER_SIZE);
-      String problem = footerProblem(footer.slice(), dataLength, size);
-      if (problem != null) {
-        throw new IOException(file + ": " + problem);
-      }
-      int stored = t.getInt(t.limit() - 4);
-      int computed = crc32c(t.array(), t.limit() - 4);
-      if (stored != computed) {
-        throw new IOException(
-            file
-                + ": the map-run trailer is corrupt: CRC32C 0x"
-                + Integer.toHexString(stored)
-                + " stored, 0x"
-                + Integer.toHexString(computed)
-                + " computed");
-      }
-      int count = (int) ((trailerLength - FOOTER_SIZE) / RUN_SIZE);
-      int[] maps = new int[count];
-      int[] lengths = new int[count];
-      long total = 0;
-      for (int i = 0; i < count; i++) {
-        maps[i] = t.getInt();
-        lengths[i] = t.getInt();
-        if (maps[i] < 0 || lengths[i] <= 0) {
-          throw new IOException(
-              file + ": run " + i + " has map " + maps[i] + " and length " + lengths[i]);
-        }
-        total += lengths[i];
-      }
-      if (total != dataLength) {
-        throw new IOException(
-            file + ": the map runs cover " + total + " bytes, the data is " + dataLength);
-      }
-      return new MapRunIndex(maps, lengths);
+      return parse(
+          readFully(ch, dataLength, (int) trailerLength, file), dataLength, size, file.toString());
     }
+  }
+
+  /**
+   * The runs of the trailer {@code t} (the bytes from {@code dataLength} to the end) of a split
+   * file of {@code size} bytes committed with {@code dataLength} bytes of data.
+   *
+   * @param file names the file in errors
+   * @throws IOException naming the file and what was wrong when the trailer is damaged
+   */
+  public static MapRunIndex parse(ByteBuffer t, long dataLength, long size, String file)
+      throws IOException {
+    if (t.remaining() != size - dataLength || t.remaining() < FOOTER_SIZE) {
+      throw new IOException(
+          file
+              + ": a map-run trailer of "
+              + t.remaining()
+              + " bytes after "
+              + dataLength
+              + " bytes of data does not end a file of "
+              + size
+              + " bytes");
+    }
+    ByteBuffer footer = t.duplicate().position(t.limit() - FOOTER_SIZE);
+    String problem = footerProblem(footer.slice(), dataLength, size);
+    if (problem != null) {
+      throw new IOException(file + ": " + problem);
+    }
+    byte[] bytes = new byte[t.remaining()];
+    t.duplicate().get(bytes);
+    int stored = t.getInt(t.limit() - 4);
+    int computed = crc32c(bytes, bytes.length - 4);
+    if (stored != computed) {
+      throw new IOException(
+          file
+              + ": the map-run trailer is corrupt: CRC32C 0x"
+              + Integer.toHexString(stored)
+              + " stored, 0x"
+              + Integer.toHexString(computed)
+              + " computed");
+    }
+    ByteBuffer runs = ByteBuffer.wrap(bytes);
+    int count = (int) ((bytes.length - FOOTER_SIZE) / RUN_SIZE);
+    int[] maps = new int[count];
+    int[] lengths = new int[count];
+    long total = 0;
+    for (int i = 0; i < count; i++) {
+      maps[i] = runs.getInt();
+      lengths[i] = runs.getInt();
+      if (maps[i] < 0 || lengths[i] <= 0) {
+        throw new IOException(
+            file + ": run " + i + " has map " + maps[i] + " and length " + lengths[i]);
+      }
+      total += lengths[i];
+    }
+    if (total != dataLength) {
+      throw new IOException(
+          file + ": the map runs cover " + total + " bytes, the data is " + dataLength);
+    }
+    return new MapRunIndex(maps, lengths);
   }
 
   /** Null when the 24-byte footer is a version 1 footer of a trailer ending a file this size. */

@@ -1,4 +1,4 @@
-package io.sluice.server.storage;
+package io.sluice.protocol;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
