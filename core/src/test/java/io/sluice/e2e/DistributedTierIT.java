@@ -171,6 +171,17 @@ class DistributedTierIT {
   }
 
   @Test
+  void anApplicationThatExpiresLeavesNoFileInTheTier() throws Exception {
+    try (TestCluster cluster = TestCluster.start(tmp.resolve("cluster"), 1, tier(0))) {
+      shuffle(cluster, 0);
+      assertThat(remoteSplitFiles()).hasSize(PARTITIONS);
+      // as if no heartbeat came for longer than sluice.app.timeout
+      cluster.server(0).registry().expire(-1).get(30, TimeUnit.SECONDS);
+      awaitRemoteFiles(0);
+    }
+  }
+
+  @Test
   void splitsBelowTheThresholdStayLocal() throws Exception {
     try (TestCluster cluster = TestCluster.start(tmp.resolve("cluster"), 1, tier(1L << 30))) {
       shuffle(cluster, 0);

@@ -2,6 +2,7 @@ package io.sluice.server.admin;
 
 import io.sluice.common.Json;
 import io.sluice.common.SluiceVersion;
+import io.sluice.server.ServerMetrics;
 import io.sluice.server.ShuffleServer;
 import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.storage.ApplicationInfo;
@@ -178,6 +179,7 @@ public final class AdminApi {
       dirs.add(dir);
     }
     body.put("directories", dirs);
+    body.put("storage", storage());
     List<ApplicationInfo> apps = server.registry().applications();
     int openSplits = 0;
     for (ApplicationInfo a : apps) {
@@ -191,6 +193,23 @@ public final class AdminApi {
     body.put("openStreams", server.openStreamCount());
     body.put("connections", server.connectionCount());
     return body;
+  }
+
+  /**
+   * The storage tiers: the policy, what the memory tier holds, what went to the distributed one.
+   */
+  private Map<String, Object> storage() {
+    ServerMetrics metrics = server.metrics();
+    Map<String, Object> storage = new LinkedHashMap<>();
+    storage.put("policy", server.dataDirectories().storagePolicy().toString());
+    storage.put("memoryTierSplits", metrics.memoryTierSplits().getCount());
+    storage.put("memoryTierBytes", metrics.memoryTierBytes().getCount());
+    String root = server.dataDirectories().distributedTierRoot();
+    storage.put("hdfsDir", root == null ? "" : root);
+    storage.put("hdfsTierSplits", metrics.hdfsTierSplits().getCount());
+    storage.put("hdfsTierBytes", metrics.hdfsTierBytes().getCount());
+    storage.put("hdfsTierFailures", metrics.hdfsTierFailures().getCount());
+    return storage;
   }
 
   private Map<String, Object> applications() {

@@ -131,6 +131,16 @@ public final class DataDirectories implements AutoCloseable {
     return distributed.moveThere(file);
   }
 
+  /** The tiers committed splits may live in ({@code sluice.storage.policy}). */
+  public StoragePolicy storagePolicy() {
+    return conf.storagePolicy();
+  }
+
+  /** This server's directory in the distributed tier, or null without that tier. */
+  public String distributedTierRoot() {
+    return distributed == null ? null : distributed.root();
+  }
+
   /** Deletes a split's file in the distributed tier (its shuffle went while it was moved there). */
   void deleteRemoteFile(String uri) {
     if (distributed != null) {

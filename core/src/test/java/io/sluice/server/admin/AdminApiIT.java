@@ -104,6 +104,8 @@ class AdminApiIT {
           Map.class,
           "directories",
           List.class,
+          "storage",
+          Map.class,
           "applications",
           Long.class,
           "shuffles",
@@ -129,6 +131,24 @@ class AdminApiIT {
           String.class,
           "pausedMillis",
           Long.class);
+      Map<String, Object> storage = (Map<String, Object>) status.get("storage");
+      schema(
+          storage,
+          "policy",
+          String.class,
+          "memoryTierSplits",
+          Long.class,
+          "memoryTierBytes",
+          Long.class,
+          "hdfsDir",
+          String.class,
+          "hdfsTierSplits",
+          Long.class,
+          "hdfsTierBytes",
+          Long.class,
+          "hdfsTierFailures",
+          Long.class);
+      assertThat(storage.get("policy")).isEqualTo("local");
       List<Object> dirs = (List<Object>) status.get("directories");
       assertThat(dirs).hasSize(2);
       for (Object d : dirs) {
