@@ -36,7 +36,8 @@ import scala.Tuple2;
  * servers with {@code sluice.storage.policy=local,hdfs} move every committed split to HDFS and keep
  * no local file; the executors read the splits from HDFS; with every server stopped after the map
  * stage's commit the reduce stage still reads everything, with no stage retry and no failed task;
- * the application's end deletes its HDFS files. Results equal the built-in shuffle's.
+ * the application's end deletes its HDFS files; AQE's skew splits and local shuffle reader read
+ * their map ranges from HDFS too. Results equal the built-in shuffle's.
  */
 class SparkHdfsTierIT {
   private static final Duration BOUND = Duration.ofSeconds(150);
@@ -136,6 +137,41 @@ class SparkHdfsTierIT {
         Thread.sleep(50);
       }
       assertThat(hdfsFiles(appId)).as("HDFS files after the application ended").isEmpty();
+    }
+  }
+
+  @Test
+  void aqeSkewSplitsAndTheLocalShuffleReaderReadMapRangesFromHdfs() throws Exception {
+    SparkSession builtin = SparkSessions.builtin("SparkHdfsTierIT-sql");
+    SqlJobs.Outcome skew;
+    SqlJobs.Outcome local;
+    try {
+      skew = SqlJobs.skewJoin(builtin);
+      local = SqlJobs.localShuffleReader(builtin);
+    } finally {
+      builtin.stop();
+    }
+    try (SluiceServers servers = new SluiceServers(tmp.resolve("servers-sql"), 2, tier())) {
+      SparkSession spark = SparkSessions.sluice("SparkHdfsTierIT-sql", servers.list(), Map.of());
+      try {
+        SqlJobs.Outcome skewed = BoundedQuery.run(spark, () -> SqlJobs.skewJoin(spark), BOUND);
+        assertThat(skewed.plan).contains("skew=true").contains("skewed");
+        assertThat(skewed.rows).isEqualTo(skew.rows);
+        SqlJobs.Outcome perMapper =
+            BoundedQuery.run(spark, () -> SqlJobs.localShuffleReader(spark), BOUND);
+        assertThat(perMapper.plan).contains("AQEShuffleRead local");
+        assertThat(perMapper.rows).isEqualTo(local.rows);
+        // every read went to HDFS: the servers served no map range and sorted nothing
+        assertThat(servers.indexedRangeReads()).isZero();
+        assertThat(servers.sorts()).isZero();
+        long moved = 0;
+        for (ShuffleServer s : servers.all()) {
+          moved += s.metrics().hdfsTierSplits().getCount();
+        }
+        assertThat(moved).isPositive();
+      } finally {
+        spark.stop();
+      }
     }
   }
 
