@@ -148,6 +148,13 @@ public final class ServerConf {
           "Distributed tier: a committed split of at least this many bytes goes to"
               + " sluice.storage.hdfs.dir (0: every split that is not in memory). Splits whose"
               + " local directory is past sluice.disk.maxUsage go there at any size.");
+  public static final ConfigKey<Long> HDFS_COPY_TIMEOUT =
+      ConfigKey.millis(
+          "sluice.storage.hdfs.copyTimeout",
+          "2min",
+          "Distributed tier: longest a split's copy to sluice.storage.hdfs.dir may take at its"
+              + " commit; a copy that takes longer (a slow or hung file system) leaves the split on"
+              + " local disk, served by this server, and is deleted when it ends.");
   public static final ConfigKey<Integer> HDFS_THREADS =
       ConfigKey.integer(
           "sluice.storage.hdfs.threads",
@@ -248,6 +255,7 @@ public final class ServerConf {
           MEMORY_TIER_WRITEBACK_AFTER,
           HDFS_DIR,
           HDFS_MIN_SPLIT,
+          HDFS_COPY_TIMEOUT,
           HDFS_THREADS,
           DISK_MAX_USAGE,
           DISK_CHECK_INTERVAL,
@@ -278,6 +286,7 @@ public final class ServerConf {
   private final Map<String, String> hadoopSettings;
   private final long hdfsMinSplit;
   private final int hdfsThreads;
+  private final long hdfsCopyTimeoutMillis;
   private final long memoryTierWritebackAfterMillis;
   private final double diskMaxUsage;
   private final long diskCheckIntervalMillis;
@@ -387,6 +396,10 @@ public final class ServerConf {
     this.hdfsMinSplit = conf.get(HDFS_MIN_SPLIT);
     if (hdfsMinSplit < 0) {
       throw new IllegalArgumentException(HDFS_MIN_SPLIT + " must not be negative");
+    }
+    this.hdfsCopyTimeoutMillis = conf.get(HDFS_COPY_TIMEOUT);
+    if (hdfsCopyTimeoutMillis < 1) {
+      throw new IllegalArgumentException(HDFS_COPY_TIMEOUT + " must be positive");
     }
     this.hdfsThreads = conf.get(HDFS_THREADS);
     if (hdfsThreads < 1 || hdfsThreads > 256) {
@@ -554,6 +567,11 @@ public final class ServerConf {
   /** The smallest split that goes to the distributed tier. */
   public long hdfsMinSplit() {
     return hdfsMinSplit;
+  }
+
+  /** Longest a split's copy to the distributed tier may take at its commit. */
+  public long hdfsCopyTimeoutMillis() {
+    return hdfsCopyTimeoutMillis;
   }
 
   public int hdfsThreads() {

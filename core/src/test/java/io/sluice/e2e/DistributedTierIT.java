@@ -11,6 +11,7 @@ import io.sluice.protocol.proto.CommittedShuffle;
 import io.sluice.protocol.proto.CommittedSplit;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ShuffleServer;
+import io.sluice.testutil.HangingFileSystem;
 import io.sluice.testutil.Records;
 import io.sluice.testutil.TestCluster;
 import java.io.IOException;
@@ -189,6 +190,37 @@ class DistributedTierIT {
       assertThat(localSplitFiles()).hasSize(PARTITIONS);
       readsOnce(cluster, 0, 0, MAPS);
       assertThat(cluster.context().metrics().remoteSplitsRead()).isZero();
+    }
+  }
+
+  @Test
+  void aCopyThatHangsLeavesTheSplitLocalAndIsDeletedWhenItEnds() throws Exception {
+    Map<String, String> conf = new java.util.HashMap<>(tier(0));
+    conf.put("sluice.storage.hdfs.dir", "hangfile://" + tmp.resolve("dfs"));
+    conf.put("sluice.hadoop.fs.hangfile.impl", HangingFileSystem.class.getName());
+    conf.put("sluice.hadoop.fs.hangfile.impl.disable.cache", "true");
+    conf.put("sluice.storage.hdfs.copyTimeout", "300ms");
+    HangingFileSystem.hold();
+    try (TestCluster cluster = TestCluster.start(tmp.resolve("cluster"), 1, conf)) {
+      shuffle(cluster, 0); // the commit answers once the copies time out
+      assertThat(localSplitFiles()).hasSize(PARTITIONS);
+      assertThat(cluster.server(0).metrics().hdfsTierFailures().getCount()).isEqualTo(PARTITIONS);
+      for (CommittedSplit split :
+          cluster.coordinatorClient().committedSplits(0, 0, PARTITIONS).getSplitsList()) {
+        assertThat(split.getRemotePath()).isEmpty();
+      }
+      readsOnce(cluster, 0, 0, MAPS); // from the server
+      HangingFileSystem.release();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (!files(tmp.resolve("dfs"), "").stream().allMatch(Files::isDirectory)
+          && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertThat(files(tmp.resolve("dfs"), "")).as("late copies").allMatch(Files::isDirectory);
+      assertThat(localSplitFiles()).hasSize(PARTITIONS);
+      readsOnce(cluster, 0, 0, MAPS);
+    } finally {
+      HangingFileSystem.release();
     }
   }
 

@@ -15,6 +15,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.zip.CRC32;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
@@ -48,6 +49,7 @@ final class DistributedTier implements AutoCloseable {
   private final FileSystem fs;
   private final org.apache.hadoop.fs.Path serverRoot;
   private final long minSplit;
+  private final long copyTimeoutMillis;
   private final ServerMetrics metrics;
   private final ExecutorService copiers;
 
@@ -56,6 +58,7 @@ final class DistributedTier implements AutoCloseable {
     this.fs = fs;
     this.serverRoot = serverRoot;
     this.minSplit = conf.hdfsMinSplit();
+    this.copyTimeoutMillis = conf.hdfsCopyTimeoutMillis();
     this.metrics = metrics;
     this.copiers =
         Executors.newFixedThreadPool(
@@ -131,18 +134,38 @@ final class DistributedTier implements AutoCloseable {
 
   /**
    * Copies the committed split's local file to this tier and deletes the local file, on a copier
-   * thread. Completes with the split as it is now: in this tier, or, when the copy failed (logged,
-   * counted), still on local disk, served by this server as before.
+   * thread. Completes with the split as it is now: in this tier, or still on local disk, served by
+   * this server as before, when the copy failed or took longer than {@code
+   * sluice.storage.hdfs.copyTimeout} (logged, counted; a copy that ends after that is deleted), so
+   * a slow or hung file system never holds a stage's commit.
    */
   CompletableFuture<CommittedSplitFile> moveThere(CommittedSplitFile file) {
+    CompletableFuture<CommittedSplitFile> placed = new CompletableFuture<>();
+    // whoever sets it decides: the copy (moved) or the timeout (stays local)
+    AtomicBoolean decided = new AtomicBoolean();
     try {
-      return CompletableFuture.supplyAsync(() -> copy(file), copiers);
+      copiers.execute(() -> placed.complete(copy(file, decided)));
     } catch (RejectedExecutionException e) {
       return CompletableFuture.completedFuture(file); // stopping: stays local
     }
+    CompletableFuture.delayedExecutor(copyTimeoutMillis, TimeUnit.MILLISECONDS)
+        .execute(
+            () -> {
+              if (decided.compareAndSet(false, true)) {
+                metrics.hdfsTierFailures().mark();
+                LOG.warn(
+                    "Copying {} to the distributed tier took longer than {} ms"
+                        + " (sluice.storage.hdfs.copyTimeout); it stays in {}",
+                    file.key(),
+                    copyTimeoutMillis,
+                    file.path());
+                placed.complete(file);
+              }
+            });
+    return placed;
   }
 
-  private CommittedSplitFile copy(CommittedSplitFile file) {
+  private CommittedSplitFile copy(CommittedSplitFile file, AtomicBoolean decided) {
     SplitKey key = file.key();
     org.apache.hadoop.fs.Path target = splitPath(key);
     org.apache.hadoop.fs.Path inProgress = target.suffix(IN_PROGRESS_SUFFIX);
@@ -158,6 +181,11 @@ final class DistributedTier implements AutoCloseable {
         throw new IOException(
             inProgress + " holds " + written.getLen() + " bytes after the copy, expected " + size);
       }
+      if (!decided.compareAndSet(false, true)) {
+        // too late: the split was committed where it is
+        deleteQuietly(inProgress);
+        return file;
+      }
       fs.delete(target, false);
       if (!fs.rename(inProgress, target)) {
         throw new IOException("renaming " + inProgress + " to " + target + " failed");
@@ -168,14 +196,17 @@ final class DistributedTier implements AutoCloseable {
       LOG.debug("Moved {} ({} bytes) to {}", key, size, target);
       return file.movedTo(target.toString());
     } catch (IOException | RuntimeException e) {
-      metrics.hdfsTierFailures().mark();
-      LOG.warn(
-          "Could not move {} to the distributed tier at {}; it stays in {}: {}",
-          key,
-          target,
-          file.path(),
-          e.toString());
+      if (decided.compareAndSet(false, true)) {
+        metrics.hdfsTierFailures().mark();
+        LOG.warn(
+            "Could not move {} to the distributed tier at {}; it stays in {}: {}",
+            key,
+            target,
+            file.path(),
+            e.toString());
+      }
       deleteQuietly(inProgress);
+      deleteQuietly(target);
       return file;
     }
   }

@@ -1,0 +1,78 @@
+package io.sluice.testutil;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.URI;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.RawLocalFileSystem;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.util.Progressable;
+
+/**
+ * The local file system under the scheme {@code hangfile}, whose {@code create} waits while the
+ * test holds it: a distributed tier that stops answering. Register it with {@code
+ * fs.hangfile.impl}.
+ */
+public final class HangingFileSystem extends RawLocalFileSystem {
+  private static volatile CountDownLatch gate = new CountDownLatch(0);
+
+  /** From now on, creating a file waits until {@link #release()}. */
+  public static void hold() {
+    gate = new CountDownLatch(1);
+  }
+
+  public static void release() {
+    gate.countDown();
+  }
+
+  @Override
+  public String getScheme() {
+    return "hangfile";
+  }
+
+  @Override
+  public URI getUri() {
+    return URI.create("hangfile:///");
+  }
+
+  @Override
+  public FSDataOutputStream create(
+      Path f,
+      boolean overwrite,
+      int bufferSize,
+      short replication,
+      long blockSize,
+      Progressable progress)
+      throws IOException {
+    await(f);
+    return super.create(f, overwrite, bufferSize, replication, blockSize, progress);
+  }
+
+  @Override
+  public FSDataOutputStream create(
+      Path f,
+      FsPermission permission,
+      boolean overwrite,
+      int bufferSize,
+      short replication,
+      long blockSize,
+      Progressable progress)
+      throws IOException {
+    await(f);
+    return super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
+  }
+
+  private static void await(Path f) throws IOException {
+    try {
+      if (!gate.await(60, TimeUnit.SECONDS)) {
+        throw new IOException("the test never released " + f);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("interrupted creating " + f);
+    }
+  }
+}
