@@ -97,7 +97,8 @@ final class Commands {
             "OPEN SPLITS>",
             "STREAMS>",
             "CONNECTIONS>",
-            "DIRECTORIES");
+            "DIRECTORIES",
+            "STORAGE");
     List<String> notes = new ArrayList<>();
     for (Reply r : replies) {
       if (!r.ok()) {
@@ -118,12 +119,32 @@ final class Commands {
           b.get("openSplits"),
           b.get("openStreams"),
           b.get("connections"),
-          directories(r.server, list(b.get("directories")), notes));
+          directories(r.server, list(b.get("directories")), notes),
+          storage(r.server, map(b.get("storage")), notes));
     }
     table.print(out);
     for (String note : notes) {
       out.println(note);
     }
+  }
+
+  /**
+   * The storage policy ("local", "memory,local,hdfs"; "-" from a server without tiers); notes
+   * splits that could not go to the distributed tier.
+   */
+  private static String storage(String server, Map<String, Object> storage, List<String> notes) {
+    Object failures = storage.get("hdfsTierFailures");
+    if (failures instanceof Number && ((Number) failures).longValue() > 0) {
+      notes.add(
+          server
+              + ": "
+              + failures
+              + " split(s) could not be moved to the distributed tier "
+              + storage.get("hdfsDir")
+              + " and stayed on local disk (see the server's log)");
+    }
+    Object policy = storage.get("policy");
+    return policy == null ? "-" : policy.toString();
   }
 
   /** "2 HEALTHY", "1 HEALTHY, 1 FULL"; notes why a directory is not healthy. */

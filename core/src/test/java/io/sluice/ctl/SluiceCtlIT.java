@@ -167,7 +167,8 @@ class SluiceCtlIT {
     assertThat(status.out).startsWith("SERVER").contains("STATE", "UPTIME", "DIRECTORIES");
     row(status, admin(0), "SERVING");
     row(status, admin(1), "SERVING");
-    assertThat(row(status, admin(0), "SERVING")).contains("2 HEALTHY", "/ 64.0 MiB");
+    assertThat(row(status, admin(0), "SERVING")).contains("2 HEALTHY", "/ 64.0 MiB", "local");
+    assertThat(status.out).contains("STORAGE");
     assertThat(status.err).isEmpty();
 
     // options before the command work too
