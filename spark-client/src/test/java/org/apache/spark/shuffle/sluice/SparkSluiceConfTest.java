@@ -25,6 +25,21 @@ class SparkSluiceConfTest {
   }
 
   @Test
+  void sparksHadoopSettingsReachTheReadersOfTheDistributedTier() {
+    SparkConf spark =
+        new SparkConf(false)
+            .set("spark.hadoop.fs.defaultFS", "hdfs://nn:8020")
+            .set("spark.hadoop.dfs.client.read.shortcircuit", "true")
+            .set("spark.sluice.hadoop.dfs.client.read.shortcircuit", "false");
+    SluiceConf conf = SparkSluiceConf.toSluiceConf(spark);
+    assertThat(conf.hadoopSettings())
+        .containsEntry("fs.defaultFS", "hdfs://nn:8020")
+        .containsEntry("dfs.client.read.shortcircuit", "false") // the explicit one wins
+        .hasSize(2);
+    assertThat(conf.unknownKeys()).isEmpty();
+  }
+
+  @Test
   void uncompressedSparkShuffleMeansUncompressedBatchesUnlessSetExplicitly() {
     SparkConf spark = new SparkConf(false).set("spark.shuffle.compress", "false");
     assertThat(SparkSluiceConf.toSluiceConf(spark).get(ClientConf.COMPRESSION)).isEqualTo("none");
