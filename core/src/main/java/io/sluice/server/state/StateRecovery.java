@@ -264,7 +264,7 @@ public final class StateRecovery {
     String fileProblem =
         split.getRemotePath().isEmpty()
             ? localProblem(split, path, dirs)
-            : dirs.remoteProblem(split.getRemotePath(), split.getLength());
+            : dirs.remoteProblem(split.getRemotePath());
     if (fileProblem != null) {
       return fileProblem;
     }

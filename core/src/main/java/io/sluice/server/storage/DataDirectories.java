@@ -149,10 +149,9 @@ public final class DataDirectories implements AutoCloseable {
   }
 
   /**
-   * Restart: why the distributed tier's file of a recorded split cannot be served, or null when it
-   * can.
+   * Restart: why a recorded split of the distributed tier cannot be served, or null when it can.
    */
-  public String remoteProblem(String uri, long length) {
+  public String remoteProblem(String uri) {
     if (distributed == null) {
       return "it is in the distributed tier ("
           + uri
@@ -165,17 +164,21 @@ public final class DataDirectories implements AutoCloseable {
           + distributed.root()
           + " of the distributed tier (did sluice.storage.hdfs.dir change?)";
     }
-    return distributed.problemWith(uri, length);
+    // the file itself is not checked: a file system that is down at the restart must neither
+    // hold the start nor declare data lost; a reader that finds the file gone fails its read,
+    // and the engine recomputes
+    return null;
   }
 
   /**
    * At start: deletes the files of this server's directory in the distributed tier that {@code
-   * keep} (URIs the state store refers to) does not name.
+   * keep} (URIs the state store refers to) does not name, waiting at most 30 s for the file system
+   * (see {@link DistributedTier#deleteLeftovers}).
    *
    * @return the number of files deleted
    */
   public int deleteRemoteLeftovers(Set<String> keep) {
-    return distributed == null ? 0 : distributed.deleteLeftovers(keep);
+    return distributed == null ? 0 : distributed.deleteLeftovers(keep, 30_000);
   }
 
   public List<DataDirectory> all() {

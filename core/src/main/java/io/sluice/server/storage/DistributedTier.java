@@ -11,10 +11,13 @@ import java.nio.file.Files;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.zip.CRC32;
 import org.apache.hadoop.conf.Configuration;
@@ -86,21 +89,26 @@ final class DistributedTier implements AutoCloseable {
     org.apache.hadoop.fs.Path serverRoot =
         fs.makeQualified(
             new org.apache.hadoop.fs.Path(new org.apache.hadoop.fs.Path(root), serverName(conf)));
-    try {
-      fs.mkdirs(serverRoot);
-    } catch (IOException e) {
-      throw new IOException(
-          "Cannot create "
-              + serverRoot
-              + " in the distributed tier (sluice.storage.hdfs.dir): "
-              + e,
-          e);
-    }
-    LOG.info(
-        "Distributed tier at {}: splits of at least {} bytes go there",
-        serverRoot,
-        conf.hdfsMinSplit());
-    return new DistributedTier(fs, serverRoot, conf, metrics);
+    DistributedTier tier = new DistributedTier(fs, serverRoot, conf, metrics);
+    // off the start: a file system that is down must not keep the server (or the NodeManager
+    // that hosts it) from starting; until it answers, copies fail and splits stay local
+    tier.copiers.execute(
+        () -> {
+          try {
+            fs.mkdirs(serverRoot);
+            LOG.info(
+                "Distributed tier at {}: splits of at least {} bytes go there",
+                serverRoot,
+                conf.hdfsMinSplit());
+          } catch (IOException | RuntimeException e) {
+            LOG.error(
+                "Cannot create {} in the distributed tier (sluice.storage.hdfs.dir); splits stay on"
+                    + " local disk until it can be written: {}",
+                serverRoot,
+                e.toString());
+          }
+        });
+    return tier;
   }
 
   /** This server's directory name: its host and a hash of its data directories. */
@@ -252,47 +260,63 @@ final class DistributedTier implements AutoCloseable {
     }
   }
 
-  /** Whether the file of a recorded split is in this tier with {@code length} bytes or more. */
-  String problemWith(String uri, long length) {
-    try {
-      FileStatus status = fs.getFileStatus(new org.apache.hadoop.fs.Path(uri));
-      return status.getLen() >= length
-          ? null
-          : "its file " + uri + " has " + status.getLen() + " bytes, expected at least " + length;
-    } catch (IOException | RuntimeException e) {
-      return "its file " + uri + " in the distributed tier is gone or unreadable: " + e;
-    }
-  }
-
   /**
-   * At start: deletes every file under this server's directory that {@code keep} (URIs of the
-   * splits the state store refers to) does not name.
+   * At start, before the server serves: deletes every file under this server's directory that
+   * {@code keep} (URIs of the splits the state store refers to) does not name, for at most {@code
+   * waitMillis}. A file system that does not answer in that time keeps the rest until the next
+   * start: the scan stops before the server serves, so it never meets a file of a shuffle
+   * registered since.
    *
    * @return the number of files deleted
    */
-  int deleteLeftovers(Set<String> keep) {
-    int deleted = 0;
+  int deleteLeftovers(Set<String> keep, long waitMillis) {
+    AtomicBoolean stop = new AtomicBoolean();
+    Future<Integer> scan;
     try {
-      RemoteIterator<LocatedFileStatus> files = fs.listFiles(serverRoot, true);
-      while (files.hasNext()) {
-        org.apache.hadoop.fs.Path p = files.next().getPath();
-        if (!keep.contains(fs.makeQualified(p).toString())) {
-          fs.delete(p, false);
-          deleted++;
+      scan = copiers.submit(() -> scanLeftovers(keep, stop));
+    } catch (RejectedExecutionException e) {
+      return 0;
+    }
+    try {
+      return scan.get(waitMillis, TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      stop.set(true);
+      LOG.warn(
+          "The distributed tier ({}) did not list this server's files within {} ms; files no"
+              + " state refers to stay until the next start",
+          serverRoot,
+          waitMillis);
+    } catch (ExecutionException e) {
+      LOG.warn("Could not scan {} for leftover split files: {}", serverRoot, e.getCause());
+    } catch (InterruptedException e) {
+      stop.set(true);
+      Thread.currentThread().interrupt();
+    }
+    return 0;
+  }
+
+  private int scanLeftovers(Set<String> keep, AtomicBoolean stop) throws IOException {
+    int deleted = 0;
+    if (!fs.exists(serverRoot)) {
+      return 0;
+    }
+    RemoteIterator<LocatedFileStatus> files = fs.listFiles(serverRoot, true);
+    while (!stop.get() && files.hasNext()) {
+      org.apache.hadoop.fs.Path p = files.next().getPath();
+      if (!stop.get() && !keep.contains(fs.makeQualified(p).toString())) {
+        fs.delete(p, false);
+        deleted++;
+      }
+    }
+    for (FileStatus app : fs.listStatus(serverRoot)) {
+      for (FileStatus shuffle : fs.listStatus(app.getPath())) {
+        if (!stop.get() && fs.listStatus(shuffle.getPath()).length == 0) {
+          fs.delete(shuffle.getPath(), false);
         }
       }
-      for (FileStatus app : fs.listStatus(serverRoot)) {
-        for (FileStatus shuffle : fs.listStatus(app.getPath())) {
-          if (fs.listStatus(shuffle.getPath()).length == 0) {
-            fs.delete(shuffle.getPath(), false);
-          }
-        }
-        if (fs.listStatus(app.getPath()).length == 0) {
-          fs.delete(app.getPath(), false);
-        }
+      if (!stop.get() && fs.listStatus(app.getPath()).length == 0) {
+        fs.delete(app.getPath(), false);
       }
-    } catch (IOException | RuntimeException e) {
-      LOG.warn("Could not scan {} for leftover split files: {}", serverRoot, e.toString());
     }
     if (deleted > 0) {
       LOG.info(
