@@ -69,9 +69,10 @@ final class DistributedTier implements AutoCloseable {
   }
 
   /**
-   * Connects to {@code sluice.storage.hdfs.dir} and creates this server's directory there.
+   * The tier at {@code sluice.storage.hdfs.dir}; this server's directory there is created on a
+   * copier thread, off the start.
    *
-   * @throws IOException naming the directory when the file system cannot be reached or written
+   * @throws IOException naming the setting when no file system serves its URI
    */
   static DistributedTier open(ServerConf conf, ServerMetrics metrics) throws IOException {
     Configuration hadoop = new Configuration();
