@@ -1,20 +1,28 @@
 package io.sluice.flink;
 
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.runtime.io.network.partition.ResultPartitionID;
 import org.apache.flink.runtime.io.network.partition.ResultPartitionType;
 import org.apache.flink.runtime.jobgraph.IntermediateDataSetID;
 import org.apache.flink.runtime.shuffle.JobShuffleContext;
 import org.apache.flink.runtime.shuffle.NettyShuffleDescriptor;
 import org.apache.flink.runtime.shuffle.PartitionDescriptor;
+import org.apache.flink.runtime.shuffle.PartitionWithMetrics;
 import org.apache.flink.runtime.shuffle.ProducerDescriptor;
 import org.apache.flink.runtime.shuffle.ShuffleDescriptor;
 import org.apache.flink.runtime.shuffle.ShuffleMaster;
+import org.apache.flink.runtime.shuffle.ShuffleMasterSnapshot;
+import org.apache.flink.runtime.shuffle.ShuffleMasterSnapshotContext;
 import org.apache.flink.runtime.shuffle.TaskInputsOutputsDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -139,6 +147,99 @@ final class FallbackShuffleMaster implements ShuffleMaster<ShuffleDescriptor> {
             ? task.getInputGateNums()
             : inputs.size();
     return TaskInputsOutputsDescriptor.from(gates, channels, reuse, subpartitions, inputs, outputs);
+  }
+
+  /** When both masters support it (Flink's Netty shuffle master does). */
+  @Override
+  public boolean supportsBatchSnapshot() {
+    return sluice.supportsBatchSnapshot() && netty.supportsBatchSnapshot();
+  }
+
+  /** Flink 1.20's snapshot: both masters', in one. */
+  public void snapshotState(
+      CompletableFuture<ShuffleMasterSnapshot> snapshot, ShuffleMasterSnapshotContext context) {
+    snapshotState(snapshot, context, null);
+  }
+
+  /** Flink 2.x's snapshot: both masters' snapshots of job {@code jobId}, in one. */
+  public void snapshotState(
+      CompletableFuture<ShuffleMasterSnapshot> snapshot,
+      ShuffleMasterSnapshotContext context,
+      JobID jobId) {
+    CompletableFuture<ShuffleMasterSnapshot> ofSluice = new CompletableFuture<>();
+    CompletableFuture<ShuffleMasterSnapshot> ofNetty = new CompletableFuture<>();
+    FlinkLine.snapshot(sluice, ofSluice, context, jobId);
+    FlinkLine.snapshot(netty, ofNetty, context, jobId);
+    ofSluice
+        .thenCombine(ofNetty, Snapshot::new)
+        .whenComplete(
+            (both, error) -> {
+              if (error != null) {
+                snapshot.completeExceptionally(error);
+              } else {
+                snapshot.complete(both);
+              }
+            });
+  }
+
+  /** Flink 1.20's restore. */
+  public void restoreState(List<ShuffleMasterSnapshot> snapshots) {
+    restoreState(snapshots, null);
+  }
+
+  /** Flink 2.x's restore: each master gets its parts of the snapshots. */
+  public void restoreState(List<ShuffleMasterSnapshot> snapshots, JobID jobId) {
+    List<ShuffleMasterSnapshot> ofSluice = new ArrayList<>();
+    List<ShuffleMasterSnapshot> ofNetty = new ArrayList<>();
+    for (ShuffleMasterSnapshot s : snapshots) {
+      if (s instanceof Snapshot) {
+        ofSluice.add(((Snapshot) s).sluice);
+        ofNetty.add(((Snapshot) s).netty);
+      }
+    }
+    FlinkLine.restore(sluice, ofSluice, jobId);
+    FlinkLine.restore(netty, ofNetty, jobId);
+  }
+
+  /** The partitions either master still has. */
+  @Override
+  public CompletableFuture<Collection<PartitionWithMetrics>> getPartitionWithMetrics(
+      JobID jobId, Duration timeout, Set<ResultPartitionID> expectedPartitions) {
+    return sluice
+        .getPartitionWithMetrics(jobId, timeout, expectedPartitions)
+        .thenCombine(
+            netty.getPartitionWithMetrics(jobId, timeout, expectedPartitions),
+            (a, b) -> {
+              List<PartitionWithMetrics> all = new ArrayList<>(a);
+              all.addAll(b);
+              return all;
+            });
+  }
+
+  @Override
+  public void notifyPartitionRecoveryStarted(JobID jobId) {
+    sluice.notifyPartitionRecoveryStarted(jobId);
+    netty.notifyPartitionRecoveryStarted(jobId);
+  }
+
+  /**
+   * Both masters' snapshots; incremental when Netty's is (Sluice's are whole, and restoring takes
+   * the last one of the job).
+   */
+  private static final class Snapshot implements ShuffleMasterSnapshot {
+    private static final long serialVersionUID = 1L;
+    final ShuffleMasterSnapshot sluice;
+    final ShuffleMasterSnapshot netty;
+
+    Snapshot(ShuffleMasterSnapshot sluice, ShuffleMasterSnapshot netty) {
+      this.sluice = sluice;
+      this.netty = netty;
+    }
+
+    @Override
+    public boolean isIncremental() {
+      return netty.isIncremental();
+    }
   }
 
   @Override

@@ -1,8 +1,6 @@
 package io.sluice.flink;
 
 import java.io.IOException;
-import org.apache.flink.metrics.SimpleCounter;
-import org.apache.flink.runtime.checkpoint.channel.ChannelStateWriter;
 import org.apache.flink.runtime.io.network.TaskEventPublisher;
 import org.apache.flink.runtime.io.network.buffer.BufferPool;
 import org.apache.flink.runtime.io.network.buffer.NetworkBufferPool;
@@ -10,9 +8,7 @@ import org.apache.flink.runtime.io.network.partition.PartitionProducerStateProvi
 import org.apache.flink.runtime.io.network.partition.ResultPartitionID;
 import org.apache.flink.runtime.io.network.partition.ResultPartitionManager;
 import org.apache.flink.runtime.io.network.partition.ResultPartitionType;
-import org.apache.flink.runtime.io.network.partition.ResultSubpartitionIndexSet;
 import org.apache.flink.runtime.io.network.partition.consumer.InputChannel;
-import org.apache.flink.runtime.io.network.partition.consumer.LocalInputChannel;
 import org.apache.flink.runtime.io.network.partition.consumer.SingleInputGate;
 import org.apache.flink.runtime.jobgraph.IntermediateDataSetID;
 import org.apache.flink.runtime.throughput.ThroughputCalculator;
@@ -21,15 +17,16 @@ import org.apache.flink.util.function.SupplierWithException;
 
 /**
  * The one place that builds Flink-internal objects whose constructors change between Flink releases
- * (checked against 1.20): {@link SluiceInputGate#getChannel} must return real {@link
- * InputChannel}s, because Flink's task code walks a gate's channels (to inject the channel state
- * writer, on checkpoint start and stop, for channel infos). {@link InputChannel}'s abstract methods
- * are package-private, so the channels are {@link LocalInputChannel}s on a placeholder {@link
- * SingleInputGate} that is never set up: they carry the channel's index, partition and
- * subpartition, and no data ever passes through them.
+ * (the constructors that differ are in {@link FlinkLine}): {@link SluiceInputGate#getChannel} must
+ * return real {@link InputChannel}s, because Flink's task code walks a gate's channels (to inject
+ * the channel state writer, on checkpoint start and stop, for channel infos). {@link
+ * InputChannel}'s abstract methods are package-private, so the channels are {@code
+ * LocalInputChannel}s on a placeholder {@link SingleInputGate} that is never set up: they carry the
+ * channel's index, partition and subpartition, and no data ever passes through them.
  */
 final class FlinkChannelShim {
   private final SingleInputGate placeholderGate;
+  private final ResultPartitionType consumedPartitionType;
   private final ResultPartitionManager partitionManager;
   private final TaskEventPublisher taskEventPublisher;
 
@@ -62,23 +59,18 @@ final class FlinkChannelShim {
             64,
             new ThroughputCalculator(SystemClock.getInstance()),
             null);
+    this.consumedPartitionType = consumedPartitionType;
     this.partitionManager = partitionManager;
     this.taskEventPublisher = taskEventPublisher;
   }
 
+  ResultPartitionType consumedPartitionType() {
+    return consumedPartitionType;
+  }
+
   /** A channel that stands for {@code subpartition} of {@code partition} at {@code index}. */
   InputChannel channel(int index, ResultPartitionID partition, int subpartition) {
-    return new LocalInputChannel(
-        placeholderGate,
-        index,
-        partition,
-        new ResultSubpartitionIndexSet(subpartition),
-        partitionManager,
-        taskEventPublisher,
-        0,
-        0,
-        new SimpleCounter(),
-        new SimpleCounter(),
-        ChannelStateWriter.NO_OP);
+    return FlinkLine.placeholderChannel(
+        placeholderGate, index, partition, subpartition, partitionManager, taskEventPublisher);
   }
 }

@@ -26,6 +26,7 @@ import org.apache.flink.runtime.io.network.buffer.Buffer;
 import org.apache.flink.runtime.io.network.buffer.BufferPool;
 import org.apache.flink.runtime.io.network.buffer.NetworkBuffer;
 import org.apache.flink.runtime.io.network.partition.PartitionNotFoundException;
+import org.apache.flink.runtime.io.network.partition.ResultPartitionType;
 import org.apache.flink.runtime.io.network.partition.consumer.BufferOrEvent;
 import org.apache.flink.runtime.io.network.partition.consumer.IndexedInputGate;
 import org.apache.flink.runtime.io.network.partition.consumer.InputChannel;
@@ -34,16 +35,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads one Flink input: the same subpartition range of every producer partition of the consumed
- * data set, from the Sluice servers that hold them. There is one channel per (producer,
- * subpartition), producer-major; one {@link ReplicatedMapPartitionReader} per producer covers its
- * whole range, from the partition's primary copy or, when that read fails and there is a replica
- * ({@code sluice.replication.factor} 2), from where it stopped on the replica. Readers open on the
- * first poll, at most {@code sluice.flink.readConcurrency} at once, the next as one ends. Each data
- * block is decompressed into a buffer of this gate's own pool and handed over as a buffer of its
- * channel; event blocks become events. When a reader ends, every channel of its producer gets an
- * {@link EndOfPartitionEvent}. A read that fails on every copy is a {@link
- * PartitionNotFoundException} of that producer's partition, so Flink runs the producer again.
+ * Reads one Flink input: a subpartition range of every producer partition it consumes (the same
+ * range of each, or on Flink 2.x, when the adaptive batch scheduler splits a skewed subpartition
+ * among consumers, a range per producer), from the Sluice servers that hold them. There is one
+ * channel per (producer, subpartition), producer-major; one {@link ReplicatedMapPartitionReader}
+ * per producer covers its whole range, from the partition's primary copy or, when that read fails
+ * and there is a replica ({@code sluice.replication.factor} 2), from where it stopped on the
+ * replica. Readers open on the first poll, at most {@code sluice.flink.readConcurrency} at once,
+ * the next as one ends. Each data block is decompressed into a buffer of this gate's own pool and
+ * handed over as a buffer of its channel; event blocks become events. When a reader ends, every
+ * channel of its producer gets an {@link EndOfPartitionEvent}. A read that fails on every copy is a
+ * {@link PartitionNotFoundException} of that producer's partition, so Flink runs the producer
+ * again.
  *
  * <p>Polled by the task thread; {@link #close} may come from a canceling thread, readers' {@code
  * onAvailable} callbacks from network threads.
@@ -53,9 +56,7 @@ public final class SluiceInputGate extends IndexedInputGate {
 
   private final String owningTaskName;
   private final int gateIndex;
-  private final int startSubpartition;
-  private final int endSubpartition;
-  private final int width;
+  private final ResultPartitionType consumedPartitionType;
   private final List<Producer> producers;
   private final InputChannel[] channels;
   private final SupplierWithException<BufferPool, IOException> bufferPoolFactory;
@@ -78,60 +79,64 @@ public final class SluiceInputGate extends IndexedInputGate {
   private MemorySegment spare;
   private boolean closed;
 
-  /** One producer partition and its read stream. */
+  /** One producer partition, the subpartitions read from it, and its read stream. */
   private static final class Producer {
     final SluiceShuffleDescriptor descriptor;
+    final int startSubpartition;
+    final int endSubpartition;
     final int firstChannel;
     ReplicatedMapPartitionReader reader;
 
-    Producer(SluiceShuffleDescriptor descriptor, int firstChannel) {
-      this.descriptor = descriptor;
+    Producer(ConsumedPartition consumed, int firstChannel) {
+      this.descriptor = consumed.descriptor();
+      this.startSubpartition = consumed.startSubpartition();
+      this.endSubpartition = consumed.endSubpartition();
       this.firstChannel = firstChannel;
+    }
+
+    int width() {
+      return endSubpartition - startSubpartition + 1;
     }
   }
 
   /**
-   * @param descriptors the producer partitions, in Flink's order
-   * @param startSubpartition first subpartition read from each (inclusive)
-   * @param endSubpartition last subpartition read from each (inclusive)
+   * @param consumed the producer partitions and the subpartitions read from each, in Flink's order
+   *     (the same range of every producer, or on Flink 2.x, where the adaptive batch scheduler
+   *     splits a skewed subpartition, a range per producer)
    */
   public SluiceInputGate(
       String owningTaskName,
       int gateIndex,
-      List<SluiceShuffleDescriptor> descriptors,
-      int startSubpartition,
-      int endSubpartition,
+      List<ConsumedPartition> consumed,
       FlinkChannelShim channelShim,
       SupplierWithException<BufferPool, IOException> bufferPoolFactory,
       ClientContext context,
       int readConcurrency,
       int segmentSize) {
-    if (descriptors.isEmpty()) {
+    if (consumed.isEmpty()) {
       throw new IllegalArgumentException(owningTaskName + ": an input gate needs producers");
-    }
-    if (startSubpartition < 0 || endSubpartition < startSubpartition) {
-      throw new IllegalArgumentException(
-          "invalid subpartition range [" + startSubpartition + ", " + endSubpartition + "]");
     }
     this.owningTaskName = owningTaskName;
     this.gateIndex = gateIndex;
-    this.startSubpartition = startSubpartition;
-    this.endSubpartition = endSubpartition;
-    this.width = endSubpartition - startSubpartition + 1;
+    this.consumedPartitionType = channelShim.consumedPartitionType();
     this.bufferPoolFactory = bufferPoolFactory;
     this.context = context;
     this.readConcurrency = readConcurrency;
     this.segmentSize = segmentSize;
-    this.producers = new ArrayList<>(descriptors.size());
-    this.channels = new InputChannel[descriptors.size() * width];
-    for (int p = 0; p < descriptors.size(); p++) {
-      SluiceShuffleDescriptor d = descriptors.get(p);
-      Producer producer = new Producer(d, p * width);
+    this.producers = new ArrayList<>(consumed.size());
+    int numChannels = 0;
+    for (ConsumedPartition c : consumed) {
+      Producer producer = new Producer(c, numChannels);
       producers.add(producer);
       waiting.add(producer);
-      for (int s = 0; s < width; s++) {
-        channels[p * width + s] =
-            channelShim.channel(p * width + s, d.getResultPartitionID(), startSubpartition + s);
+      numChannels += producer.width();
+    }
+    this.channels = new InputChannel[numChannels];
+    for (Producer p : producers) {
+      for (int s = 0; s < p.width(); s++) {
+        channels[p.firstChannel + s] =
+            channelShim.channel(
+                p.firstChannel + s, p.descriptor.getResultPartitionID(), p.startSubpartition + s);
       }
     }
     this.endedChannels = new BitSet(channels.length);
@@ -241,8 +246,8 @@ public final class SluiceInputGate extends IndexedInputGate {
               context,
               d.mapPartitionId(),
               d.servers(),
-              startSubpartition,
-              endSubpartition,
+              producer.startSubpartition,
+              producer.endSubpartition,
               this::signal);
     } catch (RuntimeException e) {
       throw lost(producer, new IOException(e.getMessage(), e));
@@ -251,8 +256,8 @@ public final class SluiceInputGate extends IndexedInputGate {
     LOG.debug(
         "{}: reading subpartitions [{}, {}] of {} from {}",
         owningTaskName,
-        startSubpartition,
-        endSubpartition,
+        producer.startSubpartition,
+        producer.endSubpartition,
         d.mapPartitionId(),
         d.serverList());
   }
@@ -261,7 +266,7 @@ public final class SluiceInputGate extends IndexedInputGate {
     producer.reader.close();
     reading.remove(producer);
     producersDone++;
-    for (int s = 0; s < width; s++) {
+    for (int s = 0; s < producer.width(); s++) {
       endsToDeliver.add(channels[producer.firstChannel + s].getChannelInfo());
     }
   }
@@ -269,19 +274,19 @@ public final class SluiceInputGate extends IndexedInputGate {
   private BufferOrEvent deliver(Producer producer, MapPartitionReader.Block block)
       throws IOException {
     int sub = block.subpartition();
-    if (sub < startSubpartition || sub > endSubpartition) {
+    if (sub < producer.startSubpartition || sub > producer.endSubpartition) {
       throw new IOException(
           producer.descriptor.mapPartitionId()
               + " sent a block of subpartition "
               + sub
               + " to a reader of ["
-              + startSubpartition
+              + producer.startSubpartition
               + ", "
-              + endSubpartition
+              + producer.endSubpartition
               + "]");
     }
     InputChannelInfo channel =
-        channels[producer.firstChannel + sub - startSubpartition].getChannelInfo();
+        channels[producer.firstChannel + sub - producer.startSubpartition].getChannelInfo();
     int length = block.length();
     if (block.isEvent()) {
       ByteBuffer serialized = ByteBuffer.allocate(length);
@@ -325,8 +330,8 @@ public final class SluiceInputGate extends IndexedInputGate {
     LOG.warn(
         "{}: could not read subpartitions [{}, {}] of {} from {}; Flink reruns its producer: {}",
         owningTaskName,
-        startSubpartition,
-        endSubpartition,
+        producer.startSubpartition,
+        producer.endSubpartition,
         d.mapPartitionId(),
         d.serverList(),
         cause.toString());
@@ -408,6 +413,30 @@ public final class SluiceInputGate extends IndexedInputGate {
   @Override
   public void finishReadRecoveredState() {}
 
+  /**
+   * Flink 2.x asks (1.20 has no such method): never, a Sluice input carries no recovered channel
+   * state (batch exchanges are not checkpointed).
+   */
+  public boolean isCheckpointingDuringRecoveryEnabled() {
+    return false;
+  }
+
+  /** Flink 2.x's setter for the above (1.20 has none): ignored, for the same reason. */
+  public void setCheckpointingDuringRecoveryEnabled(boolean enabled) {}
+
+  /** Flink 2.x asks (1.20 has no such method): the type of the exchange read, a blocking one. */
+  public ResultPartitionType getConsumedPartitionType() {
+    return consumedPartitionType;
+  }
+
+  /** Flink 2.x (1.20 has no such method): a Sluice gate never pauses consumption; nothing to do. */
+  public void resumeGateConsumption() {}
+
+  /** Flink 2.x (1.20 has no such method): no recovered buffers to filter, so already complete. */
+  public CompletableFuture<Void> getBufferFilteringCompleteFuture() {
+    return CompletableFuture.completedFuture(null);
+  }
+
   /** Closes every read stream and returns this gate's buffers; idempotent. */
   @Override
   public void close() {
@@ -439,10 +468,8 @@ public final class SluiceInputGate extends IndexedInputGate {
         + gateIndex
         + " ("
         + producers.size()
-        + " producers, subpartitions ["
-        + startSubpartition
-        + ", "
-        + endSubpartition
-        + "])";
+        + " producers, "
+        + channels.length
+        + " channels)";
   }
 }

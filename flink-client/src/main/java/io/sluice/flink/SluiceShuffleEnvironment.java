@@ -12,7 +12,6 @@ import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.deployment.InputGateDeploymentDescriptor;
 import org.apache.flink.runtime.deployment.ResultPartitionDeploymentDescriptor;
 import org.apache.flink.runtime.executiongraph.ExecutionAttemptID;
-import org.apache.flink.runtime.executiongraph.IndexRange;
 import org.apache.flink.runtime.executiongraph.PartitionInfo;
 import org.apache.flink.runtime.io.network.TaskEventPublisher;
 import org.apache.flink.runtime.io.network.api.writer.ResultPartitionWriter;
@@ -156,8 +155,11 @@ public final class SluiceShuffleEnvironment
         for (ShuffleDescriptor sd : shuffleDescriptors) {
           producers.add(sluiceDescriptor(sd, owner));
         }
-        IndexRange range = d.getConsumedSubpartitionIndexRange();
-        int numChannels = producers.size() * range.size();
+        List<ConsumedPartition> consumed = FlinkLine.consumed(d, producers);
+        int numChannels = 0;
+        for (ConsumedPartition c : consumed) {
+          numChannels += c.endSubpartition() - c.startSubpartition() + 1;
+        }
         FlinkChannelShim channels =
             new FlinkChannelShim(
                 owner.getOwnerName(),
@@ -173,9 +175,7 @@ public final class SluiceShuffleEnvironment
             new SluiceInputGate(
                 owner.getOwnerName(),
                 i,
-                producers,
-                range.getStartIndex(),
-                range.getEndIndex(),
+                consumed,
                 channels,
                 () -> createBufferPool(buffers, owner, FlinkClientConf.INPUT_GATE_MEMORY.name()),
                 context,

@@ -2,25 +2,39 @@ package io.sluice.flink;
 
 import io.sluice.client.ClientContext;
 import io.sluice.client.mappartition.MapPartitionPlacement;
+import io.sluice.client.mappartition.MapPartitionProbe;
 import io.sluice.protocol.MapPartitionId;
 import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.configuration.BatchExecutionOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.runtime.execution.SuppressRestartsException;
+import org.apache.flink.runtime.executiongraph.ResultPartitionBytes;
 import org.apache.flink.runtime.io.network.partition.ResultPartitionID;
 import org.apache.flink.runtime.io.network.partition.ResultPartitionType;
 import org.apache.flink.runtime.jobgraph.IntermediateDataSetID;
+import org.apache.flink.runtime.shuffle.DefaultPartitionWithMetrics;
+import org.apache.flink.runtime.shuffle.DefaultShuffleMetrics;
 import org.apache.flink.runtime.shuffle.JobShuffleContext;
 import org.apache.flink.runtime.shuffle.PartitionDescriptor;
+import org.apache.flink.runtime.shuffle.PartitionWithMetrics;
 import org.apache.flink.runtime.shuffle.ProducerDescriptor;
 import org.apache.flink.runtime.shuffle.ShuffleDescriptor;
 import org.apache.flink.runtime.shuffle.ShuffleMaster;
+import org.apache.flink.runtime.shuffle.ShuffleMasterSnapshot;
+import org.apache.flink.runtime.shuffle.ShuffleMasterSnapshotContext;
 import org.apache.flink.runtime.shuffle.TaskInputsOutputsDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,6 +50,13 @@ import org.slf4j.LoggerFactory;
  * MapPartitionPlacement}); its producer writes both and its consumers fall back to the replica. A
  * lost server then costs only the partitions whose other copy is lost too: the others stay tracked,
  * and no producer reruns for them.
+ *
+ * <p><b>JobManager failover</b> (batch jobs with {@code execution.batch.job-recovery.enabled}): the
+ * state of each job ({@link JobShuffle}) goes into Flink's snapshots; the next JobManager's shuffle
+ * master restores it, keeps heartbeating the job's application, and tells Flink which partitions of
+ * finished producers the servers still hold ({@link #getPartitionWithMetrics}), so only the others
+ * run again. The snapshot and restore methods exist in two forms: Flink 1.20 calls the ones without
+ * a job id, Flink 2.x those with one; each line ignores the other form.
  */
 public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDescriptor> {
   private static final Logger LOG = LoggerFactory.getLogger(SluiceShuffleMaster.class);
@@ -43,12 +64,14 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
   private final Configuration flinkConf;
   private final Map<JobID, JobShuffle> jobs = new ConcurrentHashMap<>();
   private final Map<String, JobShuffle> jobsByApp = new ConcurrentHashMap<>();
+  private final boolean jobRecovery;
   private List<InetSocketAddress> servers;
   private FlinkClientConf conf;
   private ClientContext context;
 
   public SluiceShuffleMaster(Configuration flinkConf) {
     this.flinkConf = flinkConf;
+    this.jobRecovery = flinkConf.get(BatchExecutionOptions.JOB_RECOVERY_ENABLED);
   }
 
   /** Reads the settings (failing on a missing or invalid {@code sluice.servers}) and connects. */
@@ -120,7 +143,7 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
             job.appId(),
             shuffleId,
             partition.getPartitionId().getPartitionNumber(),
-            producer.getProducerExecutionId().getAttemptNumber());
+            job.attempt(producer.getProducerExecutionId().getAttemptNumber()));
     ResultPartitionID flinkId =
         new ResultPartitionID(partition.getPartitionId(), producer.getProducerExecutionId());
     return job.placement()
@@ -131,7 +154,6 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
             context.conf().replicationFactor())
         .thenApply(
             copies -> {
-              job.placed(flinkId, copies);
               InetSocketAddress primary = copies.get(0);
               InetSocketAddress replica = copies.size() > 1 ? copies.get(1) : null;
               SluiceShuffleDescriptor descriptor =
@@ -143,6 +165,7 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
                       replica == null ? null : replica.getHostString(),
                       replica == null ? 0 : replica.getPort(),
                       partition.getNumberOfSubpartitions());
+              job.placed(descriptor, copies);
               LOG.debug("Placed {}", descriptor);
               return descriptor;
             });
@@ -163,6 +186,14 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
     }
   }
 
+  /**
+   * Called when the job's JobManager stops: the job ended, or (with {@code
+   * execution.batch.job-recovery.enabled}) the JobManager may have lost leadership, which Flink
+   * does not tell apart. Without job recovery the application's files are dropped at once. With it
+   * they are left for the next JobManager, which takes the job over if it comes within {@code
+   * sluice.app.timeout}; otherwise the servers expire the application. A job that ended has had
+   * every partition released before this, so only an empty application waits for its expiry.
+   */
   @Override
   public void unregisterJob(JobID jobId) {
     JobShuffle job = jobs.remove(jobId);
@@ -170,8 +201,131 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
       return;
     }
     jobsByApp.remove(job.appId());
-    job.placement().close();
-    LOG.info("Flink job {} ended; dropped Sluice application {}", jobId, job.appId());
+    if (jobRecovery) {
+      job.placement().detach();
+      LOG.info(
+          "Flink job {} left this JobManager; Sluice application {} stays on the servers for a"
+              + " JobManager that takes the job over (execution.batch.job-recovery.enabled), at"
+              + " most sluice.app.timeout",
+          jobId,
+          job.appId());
+    } else {
+      job.placement().close();
+      LOG.info("Flink job {} ended; dropped Sluice application {}", jobId, job.appId());
+    }
+  }
+
+  /**
+   * Yes: with {@code execution.batch.job-recovery.enabled}, a JobManager failover keeps the
+   * partitions of finished producers ({@link #snapshotState}, {@link #restoreState}, {@link
+   * #getPartitionWithMetrics}).
+   */
+  @Override
+  public boolean supportsBatchSnapshot() {
+    return true;
+  }
+
+  /** Flink 1.20's snapshot: every job this shuffle master tracks. */
+  public void snapshotState(
+      CompletableFuture<ShuffleMasterSnapshot> snapshot, ShuffleMasterSnapshotContext context) {
+    Map<JobID, JobShuffle.State> states = new HashMap<>();
+    for (Map.Entry<JobID, JobShuffle> e : jobs.entrySet()) {
+      states.put(e.getKey(), e.getValue().snapshot());
+    }
+    snapshot.complete(new SluiceShuffleMasterSnapshot(states));
+  }
+
+  /** Flink 2.x's snapshot: the one job {@code jobId}. */
+  public void snapshotState(
+      CompletableFuture<ShuffleMasterSnapshot> snapshot,
+      ShuffleMasterSnapshotContext context,
+      JobID jobId) {
+    JobShuffle job = jobs.get(jobId);
+    snapshot.complete(
+        new SluiceShuffleMasterSnapshot(job == null ? Map.of() : Map.of(jobId, job.snapshot())));
+  }
+
+  /**
+   * Flink 1.20's restore, which names no job: every job of the snapshot registered here takes over
+   * its state (a job registers before its recovery restores it).
+   */
+  public void restoreState(List<ShuffleMasterSnapshot> snapshots) {
+    for (JobID jobId : List.copyOf(jobs.keySet())) {
+      restoreState(snapshots, jobId);
+    }
+  }
+
+  /** Flink 2.x's restore: job {@code jobId} takes over the state of the last snapshot. */
+  public void restoreState(List<ShuffleMasterSnapshot> snapshots, JobID jobId) {
+    JobShuffle job = jobs.get(jobId);
+    JobShuffle.State state = null;
+    for (ShuffleMasterSnapshot s : snapshots) {
+      if (s instanceof SluiceShuffleMasterSnapshot) {
+        JobShuffle.State st = ((SluiceShuffleMasterSnapshot) s).jobs().get(jobId);
+        state = st != null ? st : state;
+      }
+    }
+    if (job == null || state == null) {
+      return;
+    }
+    job.placement().adopt(job.restore(state));
+    LOG.info(
+        "Flink job {} taken over from a JobManager before: Sluice application {} keeps {} result"
+            + " partitions it placed",
+        jobId,
+        job.appId(),
+        state.partitions());
+  }
+
+  /**
+   * The expected partitions that a server still holds committed, each with its bytes per
+   * subpartition (as stored: compressed when the writer compressed): after a JobManager failover,
+   * their producers need not run again. Those no server holds (or a server restarted since their
+   * commit no longer has numbers for) are left out, and Flink reruns their producers. Waits at most
+   * {@code timeout}.
+   */
+  @Override
+  public CompletableFuture<Collection<PartitionWithMetrics>> getPartitionWithMetrics(
+      JobID jobId, Duration timeout, Set<ResultPartitionID> expectedPartitions) {
+    JobShuffle job = jobs.get(jobId);
+    if (job == null) {
+      return CompletableFuture.completedFuture(List.of());
+    }
+    List<CompletableFuture<PartitionWithMetrics>> probes = new ArrayList<>();
+    for (ResultPartitionID id : expectedPartitions) {
+      SluiceShuffleDescriptor d = job.descriptor(id);
+      if (d == null) {
+        continue;
+      }
+      probes.add(
+          MapPartitionProbe.committedBytes(
+                  context, d.mapPartitionId(), d.servers(), d.numSubpartitions())
+              .<PartitionWithMetrics>thenApply(
+                  bytes ->
+                      bytes == null
+                          ? null
+                          : new DefaultPartitionWithMetrics(
+                              d, new DefaultShuffleMetrics(new ResultPartitionBytes(bytes))))
+              .completeOnTimeout(null, timeout.toMillis(), TimeUnit.MILLISECONDS));
+    }
+    return CompletableFuture.allOf(probes.toArray(new CompletableFuture<?>[0]))
+        .thenApply(
+            ignored -> {
+              List<PartitionWithMetrics> found = new ArrayList<>();
+              for (CompletableFuture<PartitionWithMetrics> p : probes) {
+                PartitionWithMetrics m = p.join();
+                if (m != null) {
+                  found.add(m);
+                }
+              }
+              LOG.info(
+                  "Flink job {}: {} of {} expected result partitions are on the Sluice servers;"
+                      + " Flink reruns the producers of the others",
+                  jobId,
+                  found.size(),
+                  expectedPartitions.size());
+              return found;
+            });
   }
 
   /**

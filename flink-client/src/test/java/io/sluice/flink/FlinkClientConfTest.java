@@ -8,6 +8,7 @@ import io.sluice.testutil.TestCluster;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -116,7 +117,12 @@ class FlinkClientConfTest {
 
   @Test
   void theReadmeDocumentsEveryFlinkKey() throws Exception {
-    String readme = Files.readString(Paths.get("..", "README.md"), StandardCharsets.UTF_8);
+    // the project's README, from flink-client or from a Flink line's module under it
+    Path dir = Paths.get("").toAbsolutePath();
+    while (!Files.exists(dir.resolve("README.md"))) {
+      dir = dir.getParent();
+    }
+    String readme = Files.readString(dir.resolve("README.md"), StandardCharsets.UTF_8);
     assertThat(readme)
         .as(
             "README.md's Flink settings table must be exactly"

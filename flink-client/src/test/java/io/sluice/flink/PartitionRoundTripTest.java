@@ -158,14 +158,25 @@ class PartitionRoundTripTest {
 
   private SluiceInputGate gate(List<SluiceShuffleDescriptor> producers, int start, int end)
       throws Exception {
-    int width = end - start + 1;
+    List<ConsumedPartition> consumed = new ArrayList<>();
+    for (SluiceShuffleDescriptor p : producers) {
+      consumed.add(new ConsumedPartition(p, start, end));
+    }
+    return gate(consumed);
+  }
+
+  private SluiceInputGate gate(List<ConsumedPartition> consumed) throws Exception {
+    int numChannels = 0;
+    for (ConsumedPartition c : consumed) {
+      numChannels += c.endSubpartition() - c.startSubpartition() + 1;
+    }
     FlinkChannelShim shim =
         new FlinkChannelShim(
             "consumer",
             0,
             new IntermediateDataSetID(),
             ResultPartitionType.BLOCKING,
-            producers.size() * width,
+            numChannels,
             (dataSet, partition, handler) -> {},
             network,
             new ResultPartitionManager(),
@@ -174,9 +185,7 @@ class PartitionRoundTripTest {
         new SluiceInputGate(
             "consumer",
             0,
-            producers,
-            start,
-            end,
+            consumed,
             shim,
             () -> network.createBufferPool(2, 2),
             cluster.context(),
@@ -263,6 +272,46 @@ class PartitionRoundTripTest {
     } finally {
       gate.close();
     }
+  }
+
+  /**
+   * Flink 2.x's adaptive batch scheduler hands a consumer a range per producer (a skewed
+   * subpartition's share of producers, or several small subpartitions): each producer's channels
+   * carry its own range, producer-major.
+   */
+  @Test
+  void readsARangePerProducer() throws Exception {
+    Written a = produce(0, 5);
+    Written b = produce(1, 6);
+    SluiceInputGate gate =
+        gate(
+            List.of(
+                new ConsumedPartition(a.descriptor, 2, 2),
+                new ConsumedPartition(b.descriptor, 0, 1)));
+    try {
+      Read read = readAll(gate);
+      assertThat(gate.getNumberOfInputChannels()).isEqualTo(3);
+      assertThat(read.of(0)).isEqualTo(a.of(2));
+      assertThat(read.of(1)).isEqualTo(b.of(0));
+      assertThat(read.of(2)).isEqualTo(b.of(1));
+      assertThat(gate.getChannel(0).getConsumedSubpartitionIndexSet().contains(2)).isTrue();
+      assertThat(gate.getChannel(2).getConsumedSubpartitionIndexSet().contains(1)).isTrue();
+      for (int channel = 0; channel < 3; channel++) {
+        assertThat(read.events.get(channel))
+            .containsExactly(EndOfData.class, EndOfPartitionEvent.class);
+      }
+    } finally {
+      gate.close();
+    }
+  }
+
+  @Test
+  void aRangeOutsideThePartitionIsRefusedNamingIt() {
+    SluiceShuffleDescriptor d = descriptor(0);
+    assertThatThrownBy(() -> new ConsumedPartition(d, 1, SUBPARTITIONS))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("[1, 3]")
+        .hasMessageContaining("3 subpartitions");
   }
 
   @Test

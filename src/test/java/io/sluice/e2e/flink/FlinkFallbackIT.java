@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.BatchShuffleMode;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -46,7 +48,11 @@ class FlinkFallbackIT {
   @Test
   void streamingAndHybridRunOnNettyAndBlockingOnSluiceInOneCluster() throws Exception {
     try (TestCluster servers = TestCluster.start(tmp, 2)) {
-      MiniCluster flink = FlinkHarness.sluice(servers);
+      // Flink 2.x's Netty shuffle master serves hybrid exchanges only when the cluster's default
+      // shuffle mode is hybrid; each job below sets its own mode
+      Configuration cluster = new Configuration();
+      cluster.set(ExecutionOptions.BATCH_SHUFFLE_MODE, BatchShuffleMode.ALL_EXCHANGES_HYBRID_FULL);
+      MiniCluster flink = FlinkHarness.sluice(servers, cluster);
       try {
         FlinkHarness.ServerTotals before = FlinkHarness.totals(servers);
         assertThat(FlinkHarness.collectSorted(tagged(FlinkHarness.streaming(flink, 2))))

@@ -81,9 +81,9 @@ public final class ObservingShuffleServiceFactory
 
   /** The real shuffle master, its placements recorded and its job contexts observed. */
   private static final class Master implements ShuffleMaster<SluiceShuffleDescriptor> {
-    private final ShuffleMaster<SluiceShuffleDescriptor> master;
+    private final SluiceShuffleMaster master;
 
-    Master(ShuffleMaster<SluiceShuffleDescriptor> master) {
+    Master(SluiceShuffleMaster master) {
       this.master = master;
     }
 
@@ -140,16 +140,27 @@ public final class ObservingShuffleServiceFactory
       return master.supportsBatchSnapshot();
     }
 
-    @Override
+    // Flink 1.20's forms, then Flink 2.x's (as in SluiceShuffleMaster: each line calls its own)
+
     public void snapshotState(
         CompletableFuture<ShuffleMasterSnapshot> snapshotFuture,
         ShuffleMasterSnapshotContext context) {
       master.snapshotState(snapshotFuture, context);
     }
 
-    @Override
     public void restoreState(List<ShuffleMasterSnapshot> snapshots) {
       master.restoreState(snapshots);
+    }
+
+    public void snapshotState(
+        CompletableFuture<ShuffleMasterSnapshot> snapshotFuture,
+        ShuffleMasterSnapshotContext context,
+        JobID jobId) {
+      master.snapshotState(snapshotFuture, context, jobId);
+    }
+
+    public void restoreState(List<ShuffleMasterSnapshot> snapshots, JobID jobId) {
+      master.restoreState(snapshots, jobId);
     }
 
     @Override

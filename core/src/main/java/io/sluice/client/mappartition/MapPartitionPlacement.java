@@ -15,6 +15,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -227,6 +228,28 @@ public final class MapPartitionPlacement implements Closeable {
   private boolean excluded(InetSocketAddress s) {
     Long until = excludedUntil.get(s);
     return until != null && until > System.currentTimeMillis();
+  }
+
+  /**
+   * Heartbeats {@code servers} for this application, as if it had placed partitions there: a new
+   * coordinator taking over an application (a JobManager failover) keeps what the one before
+   * placed.
+   */
+  public void adopt(Collection<InetSocketAddress> servers) {
+    used.addAll(servers);
+  }
+
+  /**
+   * Stops heartbeating and placing, and leaves the application's files on the servers: a
+   * coordinator that hands its application over (a JobManager losing leadership) calls this instead
+   * of {@link #close}. A successor that {@link #adopt}s the servers within {@code
+   * sluice.app.timeout} keeps the files; otherwise the servers expire the application and delete
+   * them.
+   */
+  public void detach() {
+    heartbeats.close();
+    placer.shutdownNow();
+    used.clear();
   }
 
   /** Deletes one map partition's files on its server; best effort, asynchronous. */

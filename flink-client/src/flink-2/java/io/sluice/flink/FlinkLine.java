@@ -1,0 +1,100 @@
+package io.sluice.flink;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.metrics.SimpleCounter;
+import org.apache.flink.runtime.checkpoint.channel.ChannelStateWriter;
+import org.apache.flink.runtime.deployment.InputGateDeploymentDescriptor;
+import org.apache.flink.runtime.executiongraph.IndexRange;
+import org.apache.flink.runtime.io.network.TaskEventPublisher;
+import org.apache.flink.runtime.io.network.partition.ResultPartitionID;
+import org.apache.flink.runtime.io.network.partition.ResultPartitionManager;
+import org.apache.flink.runtime.io.network.partition.ResultSubpartitionIndexSet;
+import org.apache.flink.runtime.io.network.partition.consumer.InputChannel;
+import org.apache.flink.runtime.io.network.partition.consumer.LocalInputChannel;
+import org.apache.flink.runtime.io.network.partition.consumer.SingleInputGate;
+import org.apache.flink.runtime.shuffle.ShuffleMaster;
+import org.apache.flink.runtime.shuffle.ShuffleMasterSnapshot;
+import org.apache.flink.runtime.shuffle.ShuffleMasterSnapshotContext;
+
+/**
+ * What differs between the Flink lines the plugin is built for, Flink 2.x here (src/flink-1 holds
+ * the 1.20 one): how a gate's deployment descriptor names what it reads, the constructor of the
+ * placeholder channels ({@link FlinkChannelShim}), and the form of a shuffle master's snapshot
+ * and restore.
+ */
+final class FlinkLine {
+  /** The Flink line these sources build, for logs and benchmarks. */
+  static final String NAME = "2.x";
+
+  private FlinkLine() {}
+
+  /**
+   * The producer partitions a gate reads, in Flink's channel order: on 2.x the gate consumes ranges
+   * of its descriptors, each descriptor with a subpartition range of its own. The adaptive batch
+   * scheduler gives a consumer of a skewed subpartition a few producers' share of it this way, and
+   * a consumer of many small subpartitions several ranges.
+   *
+   * @param producers the descriptors of {@code gate}, all of them, in its order
+   */
+  static List<ConsumedPartition> consumed(
+      InputGateDeploymentDescriptor gate, List<SluiceShuffleDescriptor> producers) {
+    List<ConsumedPartition> consumed = new ArrayList<>(gate.getNumConsumedShuffleDescriptors());
+    for (IndexRange descriptors : gate.getConsumedShuffleDescriptorRanges()) {
+      for (int i = descriptors.getStartIndex(); i <= descriptors.getEndIndex(); i++) {
+        IndexRange subpartitions = gate.getConsumedSubpartitionRange(i);
+        consumed.add(
+            new ConsumedPartition(
+                producers.get(i), subpartitions.getStartIndex(), subpartitions.getEndIndex()));
+      }
+    }
+    return consumed;
+  }
+
+  static InputChannel placeholderChannel(
+      SingleInputGate gate,
+      int index,
+      ResultPartitionID partition,
+      int subpartition,
+      ResultPartitionManager partitionManager,
+      TaskEventPublisher taskEventPublisher) {
+    return new LocalInputChannel(
+        gate,
+        index,
+        partition,
+        new ResultSubpartitionIndexSet(subpartition),
+        partitionManager,
+        taskEventPublisher,
+        0,
+        0,
+        new SimpleCounter(),
+        new SimpleCounter(),
+        ChannelStateWriter.NO_OP,
+        new ArrayDeque<>());
+  }
+
+  /**
+   * Has {@code master} snapshot its state, in this line's form.
+   *
+   * @param jobId the job, which 2.x snapshots and restores one at a time
+   */
+  static void snapshot(
+      ShuffleMaster<?> master,
+      CompletableFuture<ShuffleMasterSnapshot> snapshot,
+      ShuffleMasterSnapshotContext context,
+      JobID jobId) {
+    master.snapshotState(snapshot, context, jobId);
+  }
+
+  /**
+   * Has {@code master} restore its state, in this line's form.
+   *
+   * @param jobId the job, which 2.x snapshots and restores one at a time
+   */
+  static void restore(ShuffleMaster<?> master, List<ShuffleMasterSnapshot> snapshots, JobID jobId) {
+    master.restoreState(snapshots, jobId);
+  }
+}
