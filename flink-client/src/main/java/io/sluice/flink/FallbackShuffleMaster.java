@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -201,14 +202,27 @@ final class FallbackShuffleMaster implements ShuffleMaster<ShuffleDescriptor> {
     FlinkLine.restore(netty, ofNetty, jobId);
   }
 
-  /** The partitions either master still has. */
+  /**
+   * The partitions either master still has, each asked for its own: Flink's Netty master waits for
+   * TaskManagers to report every partition it is asked for, up to {@code timeout}, and none reports
+   * a Sluice one.
+   */
   @Override
   public CompletableFuture<Collection<PartitionWithMetrics>> getPartitionWithMetrics(
       JobID jobId, Duration timeout, Set<ResultPartitionID> expectedPartitions) {
+    Set<ResultPartitionID> ofSluice = new HashSet<>();
+    Set<ResultPartitionID> ofNetty = new HashSet<>();
+    for (ResultPartitionID id : expectedPartitions) {
+      (sluice.tracks(jobId, id) ? ofSluice : ofNetty).add(id);
+    }
+    CompletableFuture<Collection<PartitionWithMetrics>> fromNetty =
+        ofNetty.isEmpty()
+            ? CompletableFuture.completedFuture(List.of())
+            : netty.getPartitionWithMetrics(jobId, timeout, ofNetty);
     return sluice
-        .getPartitionWithMetrics(jobId, timeout, expectedPartitions)
+        .getPartitionWithMetrics(jobId, timeout, ofSluice)
         .thenCombine(
-            netty.getPartitionWithMetrics(jobId, timeout, expectedPartitions),
+            fromNetty,
             (a, b) -> {
               List<PartitionWithMetrics> all = new ArrayList<>(a);
               all.addAll(b);

@@ -277,6 +277,12 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
         state.partitions());
   }
 
+  /** Whether {@code partition} of job {@code jobId} is a Sluice partition this master tracks. */
+  boolean tracks(JobID jobId, ResultPartitionID partition) {
+    JobShuffle job = jobs.get(jobId);
+    return job != null && job.descriptor(partition) != null;
+  }
+
   /**
    * The expected partitions that a server still holds committed, each with its bytes per
    * subpartition (as stored: compressed when the writer compressed): after a JobManager failover,

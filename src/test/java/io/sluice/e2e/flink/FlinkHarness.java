@@ -89,7 +89,8 @@ final class FlinkHarness {
     return conf;
   }
 
-  private static Configuration sluiceConf(TestCluster servers) {
+  /** The settings of {@link #sluice(TestCluster)}: Sluice on {@code servers}, the suites' own. */
+  static Configuration sluiceConf(TestCluster servers) {
     Configuration conf = clusterConf();
     conf.set(
         ShuffleServiceOptions.SHUFFLE_SERVICE_FACTORY_CLASS,

@@ -9,6 +9,7 @@ import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.api.common.functions.RichReduceFunction;
@@ -256,12 +257,23 @@ final class FlinkJobs {
    */
   static final class Runs {
     private static final Map<String, Map<String, Integer>> RUNS = new ConcurrentHashMap<>();
+    private static final Map<String, AtomicInteger> STARTS = new ConcurrentHashMap<>();
 
     private Runs() {}
 
     static void record(String tag, RuntimeContext context) {
       RUNS.computeIfAbsent(tag, t -> new ConcurrentHashMap<>())
           .put(subtask(context) + "/" + attempt(context), FlinkHarness.taskManagerIndex(context));
+      STARTS.computeIfAbsent(tag, t -> new AtomicInteger()).incrementAndGet();
+    }
+
+    /**
+     * How many subtask attempts of {@code tag} started, counting each: a new JobManager numbers its
+     * attempts from 0 again, so {@link #attempts} would not tell a rerun apart.
+     */
+    static int starts(String tag) {
+      AtomicInteger n = STARTS.get(tag);
+      return n == null ? 0 : n.get();
     }
 
     /** The attempts of {@code tag} that started, as "subtask/attempt", sorted. */
@@ -281,6 +293,7 @@ final class FlinkJobs {
 
     static void clear() {
       RUNS.clear();
+      STARTS.clear();
     }
   }
 }
