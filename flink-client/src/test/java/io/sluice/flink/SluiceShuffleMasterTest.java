@@ -36,6 +36,8 @@ import org.apache.flink.runtime.shuffle.JobShuffleContext;
 import org.apache.flink.runtime.shuffle.PartitionDescriptor;
 import org.apache.flink.runtime.shuffle.PartitionWithMetrics;
 import org.apache.flink.runtime.shuffle.ProducerDescriptor;
+import org.apache.flink.runtime.shuffle.ShuffleMasterSnapshot;
+import org.apache.flink.runtime.shuffle.ShuffleMasterSnapshotContext;
 import org.apache.flink.runtime.shuffle.TaskInputsOutputsDescriptor;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -161,6 +163,72 @@ class SluiceShuffleMasterTest {
     master.releasePartitionExternally(a);
     master.unregisterJob(job.getJobId());
     assertThat(job.lost).isEmpty();
+  }
+
+  /**
+   * JobManager failover: a snapshot, serialized as Flink stores it, restored by another master's
+   * job keeps the shuffle ids and partitions; the new JobManager's attempts go to the next epoch,
+   * and a partition no server holds committed is not reported available.
+   */
+  @Test
+  void anotherMasterTakesOverAJobFromItsSnapshot() throws Exception {
+    start(1);
+    JobContext job = new JobContext();
+    master.registerJob(job);
+    IntermediateDataSetID first = new IntermediateDataSetID();
+    IntermediateDataSetID second = new IntermediateDataSetID();
+    SluiceShuffleDescriptor a = register(job, partition(first, 0, ResultPartitionType.BLOCKING), 0);
+    register(job, partition(second, 0, ResultPartitionType.BLOCKING), 0);
+    assertThat(master.supportsBatchSnapshot()).isTrue();
+    CompletableFuture<ShuffleMasterSnapshot> taken = new CompletableFuture<>();
+    master.snapshotState(taken, new ShuffleMasterSnapshotContext() {});
+    ShuffleMasterSnapshot snapshot = taken.get(10, TimeUnit.SECONDS);
+    assertThat(snapshot.isIncremental()).isFalse();
+
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+      out.writeObject(snapshot);
+    }
+    ShuffleMasterSnapshot stored;
+    try (ObjectInputStream in =
+        new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
+      stored = (ShuffleMasterSnapshot) in.readObject();
+    }
+
+    Configuration conf = new Configuration();
+    conf.setString("sluice.servers", FlinkClientConfTest.serverList(cluster));
+    SluiceShuffleMaster next = new SluiceShuffleMaster(conf);
+    try {
+      next.start();
+      next.registerJob(job);
+      next.restoreState(List.of(stored));
+      assertThat(next.tracks(job.getJobId(), a.getResultPartitionID())).isTrue();
+
+      SluiceShuffleDescriptor rerun =
+          next.registerPartitionWithProducer(
+                  job.getJobId(), partition(first, 1, ResultPartitionType.BLOCKING), producer(0))
+              .get(10, TimeUnit.SECONDS);
+      assertThat(rerun.mapPartitionId().shuffleId()).as("the data set's shuffle id").isZero();
+      assertThat(rerun.mapPartitionId().attempt())
+          .as("attempt 0 of the next JobManager")
+          .isEqualTo(JobShuffle.ATTEMPTS_PER_EPOCH);
+      SluiceShuffleDescriptor third =
+          next.registerPartitionWithProducer(
+                  job.getJobId(),
+                  partition(new IntermediateDataSetID(), 0, ResultPartitionType.BLOCKING),
+                  producer(0))
+              .get(10, TimeUnit.SECONDS);
+      assertThat(third.mapPartitionId().shuffleId()).as("a new data set's").isEqualTo(2);
+
+      // a was placed but never written, so no server holds it committed
+      assertThat(
+              next.getPartitionWithMetrics(
+                      job.getJobId(), Duration.ofSeconds(10), Set.of(a.getResultPartitionID()))
+                  .get(20, TimeUnit.SECONDS))
+          .isEmpty();
+    } finally {
+      next.close();
+    }
   }
 
   @Test

@@ -73,31 +73,41 @@ class FlinkJobManagerFailoverIT {
     }
   }
 
-  @Test
-  void finishedProducersDoNotRunAgainAfterAJobManagerFailover() throws Exception {
-    List<String> builtin;
+  /** What the interrupted job computes, on Flink's own shuffle. */
+  private static List<String> builtin() throws Exception {
     MiniCluster flink = FlinkHarness.builtin();
     try {
-      builtin =
-          FlinkHarness.collectSorted(
-              FlinkJobs.sumPerKey(FlinkHarness.batch(flink, 2), 2, 2, new Sum()));
+      return FlinkHarness.collectSorted(
+          FlinkJobs.sumPerKey(FlinkHarness.batch(flink, 2), 2, 2, new Sum()));
     } finally {
       flink.close();
     }
+  }
 
+  /** Something done to the servers while the job has no JobManager. */
+  private interface WhileLeaderless {
+    void act(TestCluster servers) throws Exception;
+  }
+
+  /**
+   * Runs the job on Sluice servers ({@code servers}), fails its JobManager over once every producer
+   * finished, does {@code meanwhile} before the new JobManager takes over, and returns the job's
+   * result, sorted.
+   */
+  private List<String> runWithFailover(int servers, WhileLeaderless meanwhile) throws Exception {
     Runs.clear();
     RESULTS.clear();
     HoldUntilFailover.started = new CountDownLatch(1);
     HoldUntilFailover.FAILED_OVER.set(false);
     ExecutorService haExecutor = Executors.newSingleThreadExecutor();
-    try (TestCluster servers = TestCluster.start(tmp.resolve("servers"), 2)) {
-      Configuration conf = FlinkHarness.sluiceConf(servers);
+    try (TestCluster cluster = TestCluster.start(tmp.resolve("servers"), servers)) {
+      Configuration conf = FlinkHarness.sluiceConf(cluster);
       conf.set(BatchExecutionOptions.JOB_RECOVERY_ENABLED, true);
       conf.set(BatchExecutionOptions.JOB_RECOVERY_SNAPSHOT_MIN_PAUSE, Duration.ZERO);
       conf.set(HighAvailabilityOptions.HA_STORAGE_PATH, tmp.resolve("ha").toUri().toString());
       EmbeddedHaServicesWithLeadershipControl ha =
           new EmbeddedHaServicesWithLeadershipControl(haExecutor);
-      TestingMiniCluster cluster =
+      TestingMiniCluster flink =
           TestingMiniCluster.newBuilder(
                   TestingMiniClusterConfiguration.newBuilder()
                       .setConfiguration(conf)
@@ -106,9 +116,9 @@ class FlinkJobManagerFailoverIT {
                       .build())
               .setHighAvailabilityServicesSupplier(() -> ha)
               .build();
-      cluster.start();
+      flink.start();
       try {
-        StreamExecutionEnvironment env = FlinkHarness.batch(cluster, 2);
+        StreamExecutionEnvironment env = FlinkHarness.batch(flink, 2);
         FlinkJobs.sumPerKey(env, 2, 2, new HoldUntilFailover())
             .map(new Keep())
             .sinkTo(new DiscardingSink<>());
@@ -121,25 +131,50 @@ class FlinkJobManagerFailoverIT {
         assertThat(Runs.starts(FlinkJobs.PRODUCER)).isEqualTo(2);
 
         ha.revokeJobMasterLeadership(jobId).get(60, TimeUnit.SECONDS);
+        meanwhile.act(cluster);
         HoldUntilFailover.FAILED_OVER.set(true);
         ha.grantJobMasterLeadership(jobId).get(60, TimeUnit.SECONDS);
 
         assertThat(job.getJobExecutionResult().get(120, TimeUnit.SECONDS)).isNotNull();
         assertThat(job.getJobStatus().get(10, TimeUnit.SECONDS)).isEqualTo(JobStatus.FINISHED);
       } finally {
-        cluster.close();
+        flink.close();
       }
     } finally {
       haExecutor.shutdownNow();
     }
     List<String> results = new ArrayList<>(RESULTS);
     Collections.sort(results);
-    assertThat(results).as("the result after the failover").isEqualTo(builtin);
+    return results;
+  }
+
+  @Test
+  void finishedProducersDoNotRunAgainAfterAJobManagerFailover() throws Exception {
+    List<String> builtin = builtin();
+    assertThat(runWithFailover(2, servers -> {}))
+        .as("the result after the failover")
+        .isEqualTo(builtin);
     assertThat(Runs.starts(FlinkJobs.PRODUCER))
         .as("producer attempts started: the two of the first JobManager only")
         .isEqualTo(2);
     assertThat(Runs.starts(FlinkJobs.CONSUMER))
         .as("consumer attempts started: before and after the failover")
         .isGreaterThan(2);
+  }
+
+  /**
+   * A server lost while no JobManager leads takes one producer's partition with it: the new
+   * JobManager finds the other on its server and reruns only the producer whose partition is gone.
+   */
+  @Test
+  void onlyTheProducerWhosePartitionIsGoneRunsAgain() throws Exception {
+    List<String> builtin = builtin();
+    // two producers placed round robin on two servers: one partition on each
+    assertThat(runWithFailover(2, servers -> servers.server(0).close()))
+        .as("the result after the failover")
+        .isEqualTo(builtin);
+    assertThat(Runs.starts(FlinkJobs.PRODUCER))
+        .as("producer attempts started: two, then one again for the partition lost")
+        .isEqualTo(3);
   }
 }
