@@ -1,47 +1,44 @@
 package io.sluice.benchmarks;
 
 import com.beust.jcommander.Parameter;
-import com.codahale.metrics.MetricRegistry;
-import io.sluice.common.Clock;
-import io.sluice.common.SluiceConf;
-import io.sluice.network.NetworkConf;
-import io.sluice.server.ServerConf;
-import io.sluice.server.ShuffleServer;
-import java.io.File;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.regex.Pattern;
-import java.util.stream.Collectors;
+import java.util.TreeMap;
 
 /**
  * {@code shuffle-bench flink}: the same Flink batch jobs on Flink's built-in blocking (sort-merge)
  * shuffle and on Sluice, in one run: two MiniClusters of two TaskManagers with two slots each, one
- * per shuffle, side by side with one Sluice server in the benchmark's JVM. Each workload is warmed
- * up on both, then timed in rounds that take turns; the best time of each counts. Prints a table,
- * one JSON line per workload and, last, one JSON object with all of them.
- *
- * <p>Spark's Kryo and Flink's Kryo share a package, so the benchmark runs itself again in a child
- * JVM whose class path leaves Spark out.
+ * per shuffle, side by side, and one Sluice server in the benchmark's JVM ({@link
+ * FlinkBenchmarkHost}). The clusters run in a child JVM per Flink line ({@code --flink-line}, or
+ * every line with {@code --all-lines}), on that line's jars and the plugin's shaded jar for it, as
+ * operators install it. Each workload is warmed up on both, then timed in rounds that take turns;
+ * the best time of each counts. Prints a table per line, one JSON line per workload and line (with
+ * its {@code flinkVersion}) and, last, one JSON object with all of them.
  */
 final class FlinkBenchmark {
   static final String NAME = "flink";
   static final String DESCRIPTION =
-      "Flink batch jobs (keyby-sum, wide-keyby) on Sluice vs the built-in blocking shuffle";
-  private static final String CHILD = "sluice.bench.flink.child";
+      "Flink batch jobs (keyby-sum, wide-keyby, skew-keyby) on Sluice vs the built-in blocking"
+          + " shuffle, per Flink line";
+  static final String CHILD = "sluice.bench.flink.child";
+
+  /** The child's Sluice servers, host:port, from the host. */
+  static final String SERVERS = "sluice.bench.flink.servers";
+
+  /** Set in the children of {@code --all-lines}: each writes its chart to a file of its own. */
+  static final String ALL_LINES = "sluice.bench.flink.allLines";
+
+  /** The Flink lines the jobs can run on, by the module under benchmarks/ with their jars. */
+  static final Map<String, String> LINES =
+      new TreeMap<>(Map.of("1.20", "flink1.20", "2.3", "flink2.3"));
 
   /** The two shuffles, in the order of each workload's seconds. */
   private static final List<String> MODES = List.of("built-in", "sluice");
-
-  private static final Pattern NOT_FOR_FLINK =
-      Pattern.compile("(spark-|scala-|kryo-shaded-|chill|json4s-|py4j-).*\\.jar");
 
   /** Command-line options. */
   static final class Options {
@@ -53,8 +50,18 @@ final class FlinkBenchmark {
 
     @Parameter(
         names = "--workloads",
-        description = "Comma-separated workloads to run: keyby-sum, wide-keyby")
-    String workloads = "keyby-sum,wide-keyby";
+        description = "Comma-separated workloads to run: keyby-sum, wide-keyby, skew-keyby")
+    String workloads = "keyby-sum,wide-keyby,skew-keyby";
+
+    @Parameter(
+        names = "--flink-line",
+        description =
+            "The Flink line the jobs run on, with its own jars and the plugin's shaded jar for it"
+                + " (from benchmarks/flink<line>/target/lib): 1.20 or 2.3")
+    String flinkLine = "1.20";
+
+    @Parameter(names = "--all-lines", description = "Runs the jobs on every Flink line in turn")
+    boolean allLines;
 
     @Parameter(
         names = "--rounds",
@@ -89,7 +96,7 @@ final class FlinkBenchmark {
     }
     try {
       if (System.getProperty(CHILD) == null) {
-        return relaunch(args);
+        return new FlinkBenchmarkHost(options, out).run(args);
       }
       return new FlinkBenchmarkRun(options, out).run();
     } catch (IllegalArgumentException e) {
@@ -100,22 +107,6 @@ final class FlinkBenchmark {
       e.printStackTrace(err);
       return 1;
     }
-  }
-
-  /** Runs the benchmark in a child JVM whose class path has no Spark. */
-  private static int relaunch(String[] args) throws IOException, InterruptedException {
-    String classpath =
-        Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
-            .filter(e -> !NOT_FOR_FLINK.matcher(Path.of(e).getFileName().toString()).matches())
-            .collect(Collectors.joining(File.pathSeparator));
-    // Flink logs its own noise at WARN (and log4j complains about its message patterns); the
-    // benchmark's log file keeps everything
-    List<String> jvmOptions =
-        List.of(
-            "-D" + CHILD + "=true",
-            "-Dsluice.console.level=ERROR",
-            "-Dlog4j2.StatusLogger.level=OFF");
-    return BenchmarkCli.childJvm(NAME, jvmOptions, classpath, args).start().waitFor();
   }
 
   /** One run of the benchmark, in the child JVM. */
@@ -139,6 +130,11 @@ final class FlinkBenchmark {
       all.put(
           "wide-keyby",
           new FlinkWorkloads.Workload("wide-keyby", (long) (8_000_000 * s), 1_000_000, 4, 16));
+      // half the records carry one key: one consumer reads half the data
+      all.put(
+          "skew-keyby",
+          new FlinkWorkloads.Workload("skew-keyby", (long) (8_000_000 * s), 100_000, 4, 4)
+              .withHotKeyShare(0.5));
       List<FlinkWorkloads.Workload> chosen = new ArrayList<>();
       for (String name : options.workloads.split(",")) {
         FlinkWorkloads.Workload w = all.get(name.trim());
@@ -153,15 +149,15 @@ final class FlinkBenchmark {
 
     int run() throws Exception {
       List<FlinkWorkloads.Workload> workloads = workloads();
-      Path dir = Files.createDirectories(Path.of(options.dir));
       Map<String, double[]> seconds = new LinkedHashMap<>();
       Map<String, String[]> signatures = new LinkedHashMap<>();
+      String version = FlinkWorkloads.flinkVersion();
+      out.println("# Flink " + version);
       // both clusters live side by side and take turns, so neither gains from running second in
       // a warmer JVM
-      try (ShuffleServer server = startServer(dir);
-          FlinkWorkloads.Cluster builtin = FlinkWorkloads.Cluster.builtin();
+      try (FlinkWorkloads.Cluster builtin = FlinkWorkloads.Cluster.builtin();
           FlinkWorkloads.Cluster sluice =
-              FlinkWorkloads.Cluster.sluice("127.0.0.1:" + server.port())) {
+              FlinkWorkloads.Cluster.sluice(System.getProperty(SERVERS))) {
         FlinkWorkloads.Cluster[] clusters = {builtin, sluice};
         for (FlinkWorkloads.Workload w : workloads) {
           double[] best = {Double.MAX_VALUE, Double.MAX_VALUE};
@@ -184,22 +180,31 @@ final class FlinkBenchmark {
           seconds.put(w.name, best);
           signatures.put(w.name, sig);
         }
-        out.printf(
-            Locale.ROOT,
-            "# Sluice server: %d of %d map partition reads continued forward in their file%n",
-            server.metrics().mapReadsInOrder().getCount(),
-            server.metrics().mapReads().getCount());
       }
       if (options.chart != null) {
-        ChartOption.write(chart(options, seconds), Path.of(options.chart), out);
+        ChartOption.write(
+            chart(options, seconds),
+            Path.of(chartFile(options.chart, Boolean.getBoolean(ALL_LINES) ? version : null)),
+            out);
       }
-      report(workloads, seconds, signatures);
+      report(workloads, seconds, signatures, version);
       for (String[] s : signatures.values()) {
         if (!s[0].equals(s[1])) {
           return 1;
         }
       }
       return 0;
+    }
+
+    /** {@code chart}, or with {@code version} before its extension (one chart per line). */
+    static String chartFile(String chart, String version) {
+      if (version == null) {
+        return chart;
+      }
+      int dot = chart.lastIndexOf('.');
+      return dot > chart.lastIndexOf('/')
+          ? chart.substring(0, dot) + "-flink" + version + chart.substring(dot)
+          : chart + "-flink" + version;
     }
 
     /** The chart of the best job seconds per workload: built-in, then Sluice. */
@@ -220,26 +225,13 @@ final class FlinkBenchmark {
       return chart;
     }
 
-    private static ShuffleServer startServer(Path dir) throws IOException {
-      Path data = Files.createDirectories(dir.resolve("data"));
-      SluiceConf conf =
-          SluiceConf.of(
-              Map.of(
-                  "sluice.server.host", "127.0.0.1",
-                  "sluice.server.port", "0",
-                  "sluice.metrics.port", "-1",
-                  "sluice.server.dirs", data.toString(),
-                  "sluice.memory.max", "512m"));
-      return new ShuffleServer(
-          new ServerConf(conf), new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM);
-    }
-
     private void report(
         List<FlinkWorkloads.Workload> workloads,
         Map<String, double[]> seconds,
-        Map<String, String[]> signatures) {
+        Map<String, String[]> signatures,
+        String version) {
       out.println();
-      out.println("best of " + options.rounds + " rounds:");
+      out.println("Flink " + version + ", best of " + options.rounds + " rounds:");
       out.println("| workload | records | built-in s | sluice s | ratio | results equal |");
       out.println("| --- | --- | --- | --- | --- | --- |");
       List<String> lines = new ArrayList<>();
@@ -259,6 +251,8 @@ final class FlinkBenchmark {
         lines.add(
             "{\"workload\":"
                 + Json.str(w.name)
+                + ",\"flinkVersion\":"
+                + Json.str(version)
                 + ",\"records\":"
                 + w.records
                 + ",\"producers\":"

@@ -6,6 +6,7 @@ import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.tuple.Tuple3;
 import org.apache.flink.configuration.Configuration;
@@ -17,8 +18,9 @@ import org.apache.flink.runtime.jobgraph.JobGraph;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.runtime.shuffle.ShuffleServiceOptions;
+import org.apache.flink.runtime.util.EnvironmentInformation;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.functions.sink.RichSinkFunction;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 
 /** The Flink jobs of {@code shuffle-bench flink} and the MiniCluster they run on. */
 final class FlinkWorkloads {
@@ -38,24 +40,39 @@ final class FlinkWorkloads {
     final int producers;
     final int consumers;
 
+    /** The share of records that carry key 0 (the rest spread over all keys). */
+    final double hotKeyShare;
+
     Workload(String name, long records, long keys, int producers, int consumers) {
+      this(name, records, keys, producers, consumers, 0);
+    }
+
+    private Workload(
+        String name, long records, long keys, int producers, int consumers, double hotKeyShare) {
       this.name = name;
       this.records = records;
       this.keys = keys;
       this.producers = producers;
       this.consumers = consumers;
+      this.hotKeyShare = hotKeyShare;
+    }
+
+    Workload withHotKeyShare(double share) {
+      return new Workload(name, records, keys, producers, consumers, share);
     }
 
     Workload scaled(double f) {
-      return new Workload(name, Math.max(1000, (long) (records * f)), keys, producers, consumers);
+      return new Workload(
+          name, Math.max(1000, (long) (records * f)), keys, producers, consumers, hotKeyShare);
     }
 
     String describe() {
       return String.format(
           Locale.ROOT,
-          "%,d records of ~110 B, %,d keys, %d producers -> %d consumers",
+          "%,d records of ~110 B, %,d keys%s, %d producers -> %d consumers",
           records,
           keys,
+          hotKeyShare > 0 ? String.format(Locale.ROOT, " (%.0f %% on one)", hotKeyShare * 100) : "",
           producers,
           consumers);
     }
@@ -66,23 +83,29 @@ final class FlinkWorkloads {
       conf.set(ExecutionOptions.BATCH_SHUFFLE_MODE, BatchShuffleMode.ALL_EXCHANGES_BLOCKING);
       StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
       long k = keys;
+      // every hot-th record carries key 0
+      long hot = hotKeyShare > 0 ? Math.max(1, Math.round(1 / hotKeyShare)) : 0;
       env.fromSequence(0, records - 1)
           .setParallelism(producers)
-          .map(i -> Tuple3.of(i % k, 1L, PAD))
+          .map(i -> Tuple3.of(hot > 0 && i % hot == 0 ? 0L : i % k, 1L, PAD))
           .returns(Types.TUPLE(Types.LONG, Types.LONG, Types.STRING))
           .setParallelism(producers)
           .keyBy(t -> t.f0)
           .reduce((a, b) -> Tuple3.of(a.f0, a.f1 + b.f1, a.f2))
           .setParallelism(consumers)
-          .addSink(new SignatureSink())
+          .map(new Signature())
+          .setParallelism(consumers)
+          .sinkTo(new DiscardingSink<>())
           .setParallelism(consumers);
       return env.getStreamGraph().getJobGraph();
     }
   }
 
-  /** Sums what the job produced into accumulators: the result's signature. */
-  @SuppressWarnings("deprecation")
-  static final class SignatureSink extends RichSinkFunction<Tuple3<Long, Long, String>> {
+  /**
+   * Sums what the job produced into accumulators: the result's signature. A map before a discarding
+   * sink, the sink API every Flink line has.
+   */
+  static final class Signature extends RichMapFunction<Tuple3<Long, Long, String>, Long> {
     private static final long serialVersionUID = 1L;
     private transient LongCounter keys;
     private transient LongCounter records;
@@ -96,11 +119,17 @@ final class FlinkWorkloads {
     }
 
     @Override
-    public void invoke(Tuple3<Long, Long, String> value, Context context) {
+    public Long map(Tuple3<Long, Long, String> value) {
       keys.add(1);
       records.add(value.f1);
       weighted.add(value.f0 * 31 + value.f1);
+      return value.f0;
     }
+  }
+
+  /** The version of the Flink the benchmark runs on. */
+  static String flinkVersion() {
+    return EnvironmentInformation.getVersion();
   }
 
   /** A MiniCluster of two TaskManagers with two slots each. */

@@ -61,6 +61,35 @@ class FlinkBenchmarkOptionsTest {
   }
 
   @Test
+  void anUnknownFlinkLineIsRefusedNamingTheLinesBeforeAnythingStarts(@TempDir Path dir) {
+    assertThat(parse().flinkLine).isEqualTo("1.20");
+    assertThat(parse("--all-lines").allLines).isTrue();
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    int exit =
+        FlinkBenchmark.run(
+            new String[] {"--flink-line", "1.17", "--dir", dir.resolve("data").toString()},
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+
+    assertThat(exit).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("--flink-line must be one of [1.20, 2.3], not 1.17");
+    assertThat(dir.resolve("data")).doesNotExist();
+  }
+
+  @Test
+  void withAllLinesEachLineWritesAChartOfItsOwn() {
+    assertThat(FlinkBenchmark.FlinkBenchmarkRun.chartFile("/tmp/flink.svg", null))
+        .isEqualTo("/tmp/flink.svg");
+    assertThat(FlinkBenchmark.FlinkBenchmarkRun.chartFile("/tmp/flink.svg", "2.3.0"))
+        .isEqualTo("/tmp/flink-flink2.3.0.svg");
+    assertThat(FlinkBenchmark.FlinkBenchmarkRun.chartFile("/tmp/charts.d/flink", "1.20.5"))
+        .isEqualTo("/tmp/charts.d/flink-flink1.20.5");
+  }
+
+  @Test
   void theChartShowsTheBestSecondsPerWorkloadBuiltInThenSluice() throws Exception {
     Map<String, double[]> seconds = new LinkedHashMap<>();
     seconds.put("keyby-sum", new double[] {41.5, 27.25});

@@ -1,0 +1,150 @@
+package io.sluice.benchmarks;
+
+import com.codahale.metrics.MetricRegistry;
+import io.sluice.common.Clock;
+import io.sluice.common.SluiceConf;
+import io.sluice.network.NetworkConf;
+import io.sluice.server.ServerConf;
+import io.sluice.server.ShuffleServer;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The benchmark's own JVM in {@code shuffle-bench flink}: runs the Sluice server, then the jobs of
+ * each Flink line asked for in a child JVM on that line's class path, passing their output through,
+ * and prints the JSON object of every line's workloads last.
+ */
+final class FlinkBenchmarkHost {
+  private final FlinkBenchmark.Options options;
+  private final PrintStream out;
+
+  FlinkBenchmarkHost(FlinkBenchmark.Options options, PrintStream out) {
+    this.options = options;
+    this.out = out;
+  }
+
+  /** The lines to run, checked before anything starts. */
+  private List<String> lines() {
+    if (options.allLines) {
+      return new ArrayList<>(FlinkBenchmark.LINES.keySet());
+    }
+    String line = options.flinkLine.trim();
+    if (!FlinkBenchmark.LINES.containsKey(line)) {
+      throw new IllegalArgumentException(
+          "--flink-line must be one of " + FlinkBenchmark.LINES.keySet() + ", not " + line);
+    }
+    return List.of(line);
+  }
+
+  int run(String[] args) throws IOException, InterruptedException {
+    List<String> lines = lines();
+    List<String> classpaths = new ArrayList<>();
+    for (String line : lines) {
+      classpaths.add(classpath(FlinkBenchmark.LINES.get(line)));
+    }
+    Path dir = Files.createDirectories(Path.of(options.dir));
+    List<String> workloads = new ArrayList<>();
+    int exit = 0;
+    try (ShuffleServer server = startServer(dir)) {
+      for (int i = 0; i < lines.size(); i++) {
+        int code = runLine(classpaths.get(i), "127.0.0.1:" + server.port(), args, workloads);
+        if (code != 0) {
+          out.println("# the jobs on Flink " + lines.get(i) + " exited with " + code);
+          exit = exit == 0 ? code : exit;
+        }
+      }
+      out.printf(
+          Locale.ROOT,
+          "# Sluice server: %d of %d map partition reads continued forward in their file%n",
+          server.metrics().mapReadsInOrder().getCount(),
+          server.metrics().mapReads().getCount());
+    }
+    out.println("{\"benchmark\":\"flink\",\"workloads\":[" + String.join(",", workloads) + "]}");
+    return exit;
+  }
+
+  /**
+   * Runs the jobs in a child JVM on {@code classpath}; passes its output through but for its own
+   * closing JSON object, and collects its workloads' JSON lines.
+   */
+  private int runLine(String classpath, String servers, String[] args, List<String> workloads)
+      throws IOException, InterruptedException {
+    List<String> jvmOptions = new ArrayList<>();
+    jvmOptions.add("-D" + FlinkBenchmark.CHILD + "=true");
+    jvmOptions.add("-D" + FlinkBenchmark.SERVERS + "=" + servers);
+    jvmOptions.add("-D" + FlinkBenchmark.ALL_LINES + "=" + options.allLines);
+    // Flink logs its own noise at WARN (and log4j complains about its message patterns); the
+    // benchmark's log file keeps everything
+    jvmOptions.add("-Dsluice.console.level=ERROR");
+    jvmOptions.add("-Dlog4j2.StatusLogger.level=OFF");
+    jvmOptions.add("-Dsluice.log.status=off");
+    Process child =
+        BenchmarkCli.childJvm(FlinkBenchmark.NAME, jvmOptions, classpath, args)
+            .redirectOutput(ProcessBuilder.Redirect.PIPE)
+            .start();
+    try (BufferedReader lines =
+        new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+      String text;
+      while ((text = lines.readLine()) != null) {
+        if (text.startsWith("{\"benchmark\"")) {
+          continue;
+        }
+        if (text.startsWith("{\"workload\"")) {
+          workloads.add(text);
+        }
+        out.println(text);
+      }
+    }
+    return child.waitFor();
+  }
+
+  /**
+   * The class path of a line's child JVM: the benchmark's classes, and the line's jars.
+   *
+   * @throws IOException naming the command that builds the line's jars when they are missing
+   */
+  private static String classpath(String module) throws IOException {
+    String home = System.getenv().getOrDefault("SLUICE_HOME", ".");
+    Path lib = Path.of(home, "benchmarks", module, "target", "lib");
+    if (!Files.isDirectory(lib)) {
+      throw new IOException(
+          lib
+              + " is missing: build the line's jars with 'mvn -B -DskipTests -pl benchmarks/"
+              + module
+              + " -am package'");
+    }
+    try {
+      String ours =
+          Path.of(FlinkBenchmark.class.getProtectionDomain().getCodeSource().getLocation().toURI())
+              .toString();
+      return ours + File.pathSeparator + lib + "/*";
+    } catch (URISyntaxException e) {
+      throw new IOException("cannot locate the benchmark classes: " + e.getMessage(), e);
+    }
+  }
+
+  private static ShuffleServer startServer(Path dir) throws IOException {
+    Path data = Files.createDirectories(dir.resolve("data"));
+    SluiceConf conf =
+        SluiceConf.of(
+            Map.of(
+                "sluice.server.host", "127.0.0.1",
+                "sluice.server.port", "0",
+                "sluice.metrics.port", "-1",
+                "sluice.server.dirs", data.toString(),
+                "sluice.memory.max", "512m"));
+    return new ShuffleServer(
+        new ServerConf(conf), new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM);
+  }
+}
