@@ -85,6 +85,11 @@ final class JobShuffle {
     return placement;
   }
 
+  /** Whether nothing was placed or restored yet: the state of a job that just registered. */
+  synchronized boolean isUntouched() {
+    return shuffleIds.isEmpty() && placed.isEmpty() && epoch == 0;
+  }
+
   /** The shuffle id of {@code dataSet}, numbered from 0 in the order the job's data sets appear. */
   synchronized int shuffleId(IntermediateDataSetID dataSet) {
     return shuffleIds.computeIfAbsent(dataSet, d -> shuffleIds.size());

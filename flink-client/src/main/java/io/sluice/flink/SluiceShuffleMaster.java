@@ -246,12 +246,15 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
   }
 
   /**
-   * Flink 1.20's restore, which names no job: every job of the snapshot registered here takes over
-   * its state (a job registers before its recovery restores it).
+   * Flink 1.20's restore, which names no job: every job of the snapshot registered here that has
+   * not placed anything yet takes over its state. A recovering job registers, then restores, then
+   * schedules; a job already running in the same session cluster is left alone.
    */
   public void restoreState(List<ShuffleMasterSnapshot> snapshots) {
-    for (JobID jobId : List.copyOf(jobs.keySet())) {
-      restoreState(snapshots, jobId);
+    for (Map.Entry<JobID, JobShuffle> e : jobs.entrySet()) {
+      if (e.getValue().isUntouched()) {
+        restoreState(snapshots, e.getKey());
+      }
     }
   }
 
