@@ -1,5 +1,7 @@
 package io.sluice.flink;
 
+import java.util.List;
+
 /**
  * What an input gate reads of one producer partition: subpartitions {@code startSubpartition} to
  * {@code endSubpartition}, both inclusive.
@@ -40,5 +42,19 @@ final class ConsumedPartition {
 
   int endSubpartition() {
     return endSubpartition;
+  }
+
+  /** The subpartitions read: the gate's channels for this producer. */
+  int width() {
+    return endSubpartition - startSubpartition + 1;
+  }
+
+  /** The channels of a gate that reads {@code consumed}: one per (producer, subpartition). */
+  static int channels(List<ConsumedPartition> consumed) {
+    int channels = 0;
+    for (ConsumedPartition c : consumed) {
+      channels += c.width();
+    }
+    return channels;
   }
 }

@@ -1,14 +1,17 @@
 package io.sluice.flink;
 
 import io.sluice.client.mappartition.MapPartitionPlacement;
+import io.sluice.protocol.MapPartitionId;
 import java.io.Serializable;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.flink.runtime.io.network.partition.ResultPartitionID;
 import org.apache.flink.runtime.jobgraph.IntermediateDataSetID;
 import org.apache.flink.runtime.shuffle.JobShuffleContext;
@@ -35,6 +38,7 @@ final class JobShuffle {
   private final MapPartitionPlacement placement;
   private final Map<IntermediateDataSetID, Integer> shuffleIds = new HashMap<>();
   private final Map<ResultPartitionID, Placed> placed = new LinkedHashMap<>();
+  private final Set<ResultPartitionID> restored = new HashSet<>();
   private int epoch;
 
   /** A partition placed and not released: its descriptor and the servers of its copies left. */
@@ -83,6 +87,11 @@ final class JobShuffle {
 
   MapPartitionPlacement placement() {
     return placement;
+  }
+
+  /** Whether no partition is tracked: every one placed was released (or none was placed). */
+  synchronized boolean tracksNothing() {
+    return placed.isEmpty();
   }
 
   /** Whether nothing was placed or restored yet: the state of a job that just registered. */
@@ -161,6 +170,7 @@ final class JobShuffle {
     List<InetSocketAddress> servers = new ArrayList<>();
     for (Placed p : state.placed) {
       placed.put(p.descriptor.getResultPartitionID(), new Placed(p.descriptor, p.copies));
+      restored.add(p.descriptor.getResultPartitionID());
       for (InetSocketAddress s : p.copies) {
         if (servers.stream().noneMatch(known -> sameServer(known, s))) {
           servers.add(s);
@@ -169,6 +179,27 @@ final class JobShuffle {
     }
     epoch = Math.max(epoch, state.epoch + 1);
     return servers;
+  }
+
+  /**
+   * Ends the takeover: of the partitions restored, those Flink kept ({@code kept}) stay tracked;
+   * the others (their producers had not finished, or their files are gone) are forgotten and
+   * returned with the servers of their copies, for their files to be deleted: Flink will never ask
+   * for them.
+   */
+  synchronized Map<MapPartitionId, List<InetSocketAddress>> keepRestored(
+      Set<ResultPartitionID> kept) {
+    Map<MapPartitionId, List<InetSocketAddress>> dropped = new HashMap<>();
+    for (ResultPartitionID id : restored) {
+      if (!kept.contains(id)) {
+        Placed p = placed.remove(id);
+        if (p != null) {
+          dropped.put(p.descriptor.mapPartitionId(), p.copies);
+        }
+      }
+    }
+    restored.clear();
+    return dropped;
   }
 
   /** Compares by host string and port, so resolved and unresolved forms of one server match. */

@@ -84,6 +84,7 @@ public final class SluiceInputGate extends IndexedInputGate {
     final SluiceShuffleDescriptor descriptor;
     final int startSubpartition;
     final int endSubpartition;
+    final int width;
     final int firstChannel;
     ReplicatedMapPartitionReader reader;
 
@@ -91,11 +92,8 @@ public final class SluiceInputGate extends IndexedInputGate {
       this.descriptor = consumed.descriptor();
       this.startSubpartition = consumed.startSubpartition();
       this.endSubpartition = consumed.endSubpartition();
+      this.width = consumed.width();
       this.firstChannel = firstChannel;
-    }
-
-    int width() {
-      return endSubpartition - startSubpartition + 1;
     }
   }
 
@@ -129,11 +127,11 @@ public final class SluiceInputGate extends IndexedInputGate {
       Producer producer = new Producer(c, numChannels);
       producers.add(producer);
       waiting.add(producer);
-      numChannels += producer.width();
+      numChannels += producer.width;
     }
     this.channels = new InputChannel[numChannels];
     for (Producer p : producers) {
-      for (int s = 0; s < p.width(); s++) {
+      for (int s = 0; s < p.width; s++) {
         channels[p.firstChannel + s] =
             channelShim.channel(
                 p.firstChannel + s, p.descriptor.getResultPartitionID(), p.startSubpartition + s);
@@ -266,7 +264,7 @@ public final class SluiceInputGate extends IndexedInputGate {
     producer.reader.close();
     reading.remove(producer);
     producersDone++;
-    for (int s = 0; s < producer.width(); s++) {
+    for (int s = 0; s < producer.width; s++) {
       endsToDeliver.add(channels[producer.firstChannel + s].getChannelInfo());
     }
   }

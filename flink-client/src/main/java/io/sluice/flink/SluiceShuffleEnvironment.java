@@ -156,10 +156,7 @@ public final class SluiceShuffleEnvironment
           producers.add(sluiceDescriptor(sd, owner));
         }
         List<ConsumedPartition> consumed = FlinkLine.consumed(d, producers);
-        int numChannels = 0;
-        for (ConsumedPartition c : consumed) {
-          numChannels += c.endSubpartition() - c.startSubpartition() + 1;
-        }
+        int numChannels = ConsumedPartition.channels(consumed);
         FlinkChannelShim channels =
             new FlinkChannelShim(
                 owner.getOwnerName(),

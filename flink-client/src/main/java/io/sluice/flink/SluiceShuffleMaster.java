@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -189,10 +190,11 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
   /**
    * Called when the job's JobManager stops: the job ended, or (with {@code
    * execution.batch.job-recovery.enabled}) the JobManager may have lost leadership, which Flink
-   * does not tell apart. Without job recovery the application's files are dropped at once. With it
-   * they are left for the next JobManager, which takes the job over if it comes within {@code
-   * sluice.app.timeout}; otherwise the servers expire the application. A job that ended has had
-   * every partition released before this, so only an empty application waits for its expiry.
+   * does not tell apart. Without job recovery, or when no partition is tracked any more (Flink
+   * releases every partition when a job ends; a running job that placed any keeps some until its
+   * last stage is done), the application's files are dropped at once. Otherwise they are left for
+   * the next JobManager, which takes the job over if it comes within {@code sluice.app.timeout};
+   * after that the servers expire the application.
    */
   @Override
   public void unregisterJob(JobID jobId) {
@@ -201,12 +203,12 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
       return;
     }
     jobsByApp.remove(job.appId());
-    if (jobRecovery) {
+    if (jobRecovery && !job.tracksNothing()) {
       job.placement().detach();
       LOG.info(
-          "Flink job {} left this JobManager; Sluice application {} stays on the servers for a"
-              + " JobManager that takes the job over (execution.batch.job-recovery.enabled), at"
-              + " most sluice.app.timeout",
+          "Flink job {} left this JobManager with result partitions on the servers; Sluice"
+              + " application {} stays there for a JobManager that takes the job over"
+              + " (execution.batch.job-recovery.enabled), at most sluice.app.timeout",
           jobId,
           job.appId());
     } else {
@@ -333,6 +335,17 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
                   jobId,
                   found.size(),
                   expectedPartitions.size());
+              Set<ResultPartitionID> kept = new HashSet<>();
+              for (PartitionWithMetrics m : found) {
+                kept.add(m.getPartition().getResultPartitionID());
+              }
+              job.keepRestored(kept)
+                  .forEach(
+                      (dropped, copies) -> {
+                        for (InetSocketAddress server : copies) {
+                          job.placement().release(dropped, server);
+                        }
+                      });
               return found;
             });
   }

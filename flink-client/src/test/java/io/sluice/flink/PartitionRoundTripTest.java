@@ -166,17 +166,13 @@ class PartitionRoundTripTest {
   }
 
   private SluiceInputGate gate(List<ConsumedPartition> consumed) throws Exception {
-    int numChannels = 0;
-    for (ConsumedPartition c : consumed) {
-      numChannels += c.endSubpartition() - c.startSubpartition() + 1;
-    }
     FlinkChannelShim shim =
         new FlinkChannelShim(
             "consumer",
             0,
             new IntermediateDataSetID(),
             ResultPartitionType.BLOCKING,
-            numChannels,
+            ConsumedPartition.channels(consumed),
             (dataSet, partition, handler) -> {},
             network,
             new ResultPartitionManager(),

@@ -226,6 +226,10 @@ class SluiceShuffleMasterTest {
                       job.getJobId(), Duration.ofSeconds(10), Set.of(a.getResultPartitionID()))
                   .get(20, TimeUnit.SECONDS))
           .isEmpty();
+      assertThat(next.tracks(job.getJobId(), a.getResultPartitionID()))
+          .as("a restored partition Flink did not keep is forgotten (and its files deleted)")
+          .isFalse();
+      assertThat(next.tracks(job.getJobId(), rerun.getResultPartitionID())).isTrue();
     } finally {
       next.close();
     }

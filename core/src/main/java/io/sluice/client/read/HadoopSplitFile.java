@@ -1,7 +1,7 @@
 package io.sluice.client.read;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
+import io.netty.buffer.PooledByteBufAllocator;
 import java.io.IOException;
 import java.net.URI;
 import java.util.Map;
@@ -39,17 +39,23 @@ final class HadoopSplitFile implements RemoteSplitFile {
     }
   }
 
+  /** Reads into a pooled heap buffer (Hadoop's positioned read fills an array), not a new one. */
   @Override
   public ByteBuf read(long offset, int length) throws IOException {
-    byte[] bytes = new byte[length];
+    ByteBuf chunk = PooledByteBufAllocator.DEFAULT.heapBuffer(length, length);
     try {
-      in.readFully(offset, bytes);
+      in.readFully(offset, chunk.array(), chunk.arrayOffset(), length);
+      chunk.writerIndex(length);
+      return chunk;
     } catch (IOException e) {
+      chunk.release();
       throw new IOException(
           "Reading bytes [" + offset + ", " + (offset + length) + ") of " + uri + " failed: " + e,
           e);
+    } catch (RuntimeException e) {
+      chunk.release();
+      throw e;
     }
-    return Unpooled.wrappedBuffer(bytes);
   }
 
   @Override

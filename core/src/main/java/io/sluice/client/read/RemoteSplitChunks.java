@@ -117,15 +117,16 @@ final class RemoteSplitChunks implements Closeable {
   /** Chunk {@code c}: its byte ranges, one after another, in a buffer the caller releases. */
   ByteBuf read(int c) throws IOException {
     int extents = chunks.extentCount(c);
+    if (extents == 1) {
+      // a whole-split read, or a map range of one run: the file's buffer as it is
+      ByteBuf chunk = file.read(chunks.extentOffset(c, 0), extentLength(c, 0));
+      metrics.remoteBytesRead(chunk.readableBytes());
+      return chunk;
+    }
     CompositeByteBuf chunk = Unpooled.compositeBuffer(Math.max(2, extents));
     try {
       for (int k = 0; k < extents; k++) {
-        long length = chunks.extentLength(c, k);
-        if (length < 0 || length > Integer.MAX_VALUE) {
-          throw new IOException(
-              "The coordinator's record of " + what + " has a chunk of " + length + " bytes");
-        }
-        chunk.addComponent(true, file.read(chunks.extentOffset(c, k), (int) length));
+        chunk.addComponent(true, file.read(chunks.extentOffset(c, k), extentLength(c, k)));
       }
       metrics.remoteBytesRead(chunk.readableBytes());
       return chunk;
@@ -133,6 +134,15 @@ final class RemoteSplitChunks implements Closeable {
       chunk.release();
       throw e;
     }
+  }
+
+  private int extentLength(int c, int k) throws IOException {
+    long length = chunks.extentLength(c, k);
+    if (length < 0 || length > Integer.MAX_VALUE) {
+      throw new IOException(
+          "The coordinator's record of " + what + " has a chunk of " + length + " bytes");
+    }
+    return (int) length;
   }
 
   @Override
