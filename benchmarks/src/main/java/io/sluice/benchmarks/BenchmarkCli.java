@@ -7,7 +7,9 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 
 /** What the engine benchmarks share: option parsing and running themselves in a child JVM. */
@@ -60,5 +62,26 @@ final class BenchmarkCli {
     command.add(name);
     command.addAll(Arrays.asList(args));
     return new ProcessBuilder(command).inheritIO();
+  }
+
+  /**
+   * The key=value settings of a repeated {@code option} as a map, in order.
+   *
+   * @throws IllegalArgumentException naming the option and the setting that is not key=value
+   */
+  static Map<String, String> settings(String option, List<String> settings) {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String setting : settings) {
+      int eq = setting.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException(
+            option
+                + " takes key=value, e.g. sluice.read.sortMapRanges=true, not '"
+                + setting
+                + "'");
+      }
+      out.put(setting.substring(0, eq).trim(), setting.substring(eq + 1).trim());
+    }
+    return out;
   }
 }

@@ -64,6 +64,21 @@ final class FlinkBenchmark {
     boolean allLines;
 
     @Parameter(
+        names = "--server-conf",
+        splitter = SparkBenchmark.WholeValue.class,
+        description =
+            "A setting of the Sluice server, key=value (repeat for more; a value may hold commas)")
+    List<String> serverConf = new ArrayList<>();
+
+    @Parameter(
+        names = "--client-conf",
+        splitter = SparkBenchmark.WholeValue.class,
+        description =
+            "A Sluice setting of the Flink cluster (read by the plugin), key=value (repeat for"
+                + " more), e.g. sluice.mapPartition.readCredits=8")
+    List<String> clientConf = new ArrayList<>();
+
+    @Parameter(
         names = "--rounds",
         description = "Timed runs per workload and shuffle, taking turns; the best counts")
     int rounds = 2;
@@ -157,7 +172,9 @@ final class FlinkBenchmark {
       // a warmer JVM
       try (FlinkWorkloads.Cluster builtin = FlinkWorkloads.Cluster.builtin();
           FlinkWorkloads.Cluster sluice =
-              FlinkWorkloads.Cluster.sluice(System.getProperty(SERVERS))) {
+              FlinkWorkloads.Cluster.sluice(
+                  System.getProperty(SERVERS),
+                  BenchmarkCli.settings("--client-conf", options.clientConf))) {
         FlinkWorkloads.Cluster[] clusters = {builtin, sluice};
         for (FlinkWorkloads.Workload w : workloads) {
           double[] best = {Double.MAX_VALUE, Double.MAX_VALUE};

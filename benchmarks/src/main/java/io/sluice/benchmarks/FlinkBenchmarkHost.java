@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -49,6 +50,8 @@ final class FlinkBenchmarkHost {
 
   int run(String[] args) throws IOException, InterruptedException {
     List<String> lines = lines();
+    Map<String, String> serverSettings = BenchmarkCli.settings("--server-conf", options.serverConf);
+    BenchmarkCli.settings("--client-conf", options.clientConf);
     List<String> classpaths = new ArrayList<>();
     for (String line : lines) {
       classpaths.add(classpath(FlinkBenchmark.LINES.get(line)));
@@ -56,7 +59,7 @@ final class FlinkBenchmarkHost {
     Path dir = Files.createDirectories(Path.of(options.dir));
     List<String> workloads = new ArrayList<>();
     int exit = 0;
-    try (ShuffleServer server = startServer(dir)) {
+    try (ShuffleServer server = startServer(dir, serverSettings)) {
       for (int i = 0; i < lines.size(); i++) {
         int code = runLine(classpaths.get(i), "127.0.0.1:" + server.port(), args, workloads);
         if (code != 0) {
@@ -134,16 +137,17 @@ final class FlinkBenchmarkHost {
     }
   }
 
-  private static ShuffleServer startServer(Path dir) throws IOException {
+  private static ShuffleServer startServer(Path dir, Map<String, String> settings)
+      throws IOException {
     Path data = Files.createDirectories(dir.resolve("data"));
-    SluiceConf conf =
-        SluiceConf.of(
-            Map.of(
-                "sluice.server.host", "127.0.0.1",
-                "sluice.server.port", "0",
-                "sluice.metrics.port", "-1",
-                "sluice.server.dirs", data.toString(),
-                "sluice.memory.max", "512m"));
+    Map<String, String> all = new LinkedHashMap<>();
+    all.put("sluice.server.host", "127.0.0.1");
+    all.put("sluice.server.port", "0");
+    all.put("sluice.metrics.port", "-1");
+    all.put("sluice.server.dirs", data.toString());
+    all.put("sluice.memory.max", "512m");
+    all.putAll(settings);
+    SluiceConf conf = SluiceConf.of(all);
     return new ShuffleServer(
         new ServerConf(conf), new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM);
   }

@@ -1,6 +1,7 @@
 package io.sluice.benchmarks;
 
 import java.util.Locale;
+import java.util.Map;
 import org.apache.flink.api.common.BatchShuffleMode;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.RuntimeExecutionMode;
@@ -157,12 +158,14 @@ final class FlinkWorkloads {
       return new Cluster(new Configuration());
     }
 
-    static Cluster sluice(String servers) throws Exception {
+    /** Sluice on {@code servers}, with {@code settings} over the plugin's defaults. */
+    static Cluster sluice(String servers, Map<String, String> settings) throws Exception {
       Configuration conf = new Configuration();
       conf.set(
           ShuffleServiceOptions.SHUFFLE_SERVICE_FACTORY_CLASS,
           "io.sluice.flink.SluiceShuffleServiceFactory");
       conf.setString("sluice.servers", servers);
+      settings.forEach(conf::setString);
       return new Cluster(conf);
     }
 

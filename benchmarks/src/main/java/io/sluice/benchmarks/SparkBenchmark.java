@@ -479,18 +479,7 @@ final class SparkBenchmark {
 
     /** The --server-conf settings as a map; names the setting that is not key=value. */
     static Map<String, String> serverSettings(List<String> settings) {
-      Map<String, String> out = new LinkedHashMap<>();
-      for (String setting : settings) {
-        int eq = setting.indexOf('=');
-        if (eq <= 0) {
-          throw new IllegalArgumentException(
-              "--server-conf takes key=value, e.g. sluice.read.sortMapRanges=true, not '"
-                  + setting
-                  + "'");
-        }
-        out.put(setting.substring(0, eq).trim(), setting.substring(eq + 1).trim());
-      }
-      return out;
+      return BenchmarkCli.settings("--server-conf", settings);
     }
 
     /**

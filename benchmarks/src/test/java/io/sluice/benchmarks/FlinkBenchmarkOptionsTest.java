@@ -80,6 +80,27 @@ class FlinkBenchmarkOptionsTest {
   }
 
   @Test
+  void aSettingThatIsNotKeyValueIsRefusedNamingItsOption(@TempDir Path dir) {
+    assertThat(parse("--client-conf", "sluice.mapPartition.readCredits=8").clientConf)
+        .containsExactly("sluice.mapPartition.readCredits=8");
+    assertThat(parse("--server-conf", "sluice.storage.policy=memory,local").serverConf)
+        .containsExactly("sluice.storage.policy=memory,local");
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    int exit =
+        FlinkBenchmark.run(
+            new String[] {"--client-conf", "readCredits", "--dir", dir.resolve("data").toString()},
+            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+
+    assertThat(exit).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("--client-conf takes key=value")
+        .contains("'readCredits'");
+    assertThat(dir.resolve("data")).doesNotExist();
+  }
+
+  @Test
   void withAllLinesEachLineWritesAChartOfItsOwn() {
     assertThat(FlinkBenchmark.FlinkBenchmarkRun.chartFile("/tmp/flink.svg", null))
         .isEqualTo("/tmp/flink.svg");

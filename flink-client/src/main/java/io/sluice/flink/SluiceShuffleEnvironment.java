@@ -72,9 +72,10 @@ public final class SluiceShuffleEnvironment
     this.context = new ClientContext(AuthConf.withoutClusterSecret(conf.sluiceConf()));
     registerMetrics(environment.getParentMetricGroup());
     LOG.info(
-        "Sluice shuffle environment of TaskManager {}: {} network buffers of {} bytes, {} per"
-            + " writer, {} per input gate",
+        "Sluice shuffle environment of TaskManager {} (plugin for Flink {}): {} network buffers"
+            + " of {} bytes, {} per writer, {} per input gate",
         environment.getTaskExecutorResourceId(),
+        FlinkLine.NAME,
         segments,
         segmentSize,
         conf.writerBuffers(),

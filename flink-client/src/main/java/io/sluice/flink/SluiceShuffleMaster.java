@@ -84,7 +84,10 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
     this.servers = FlinkClientConf.servers(flinkConf);
     this.conf = new FlinkClientConf(flinkConf, segmentSize(flinkConf));
     this.context = new ClientContext(conf.sluiceConf());
-    LOG.info("Sluice shuffle master started with servers {}", format(servers));
+    LOG.info(
+        "Sluice shuffle master (plugin for Flink {}) started with servers {}",
+        FlinkLine.NAME,
+        format(servers));
     if (!conf.unknownKeys().isEmpty()) {
       LOG.warn("Unknown Sluice settings in Flink's configuration (typos?): {}", conf.unknownKeys());
     }
