@@ -26,8 +26,13 @@ import org.apache.flink.runtime.shuffle.ShuffleMasterSnapshotContext;
  * and restore.
  */
 final class FlinkLine {
-  /** The Flink line these sources build, for logs and benchmarks. */
+  /** The Flink line these sources build. */
   static final String NAME = "1.20";
+
+  /** Whether the jar built from these sources runs on Flink {@code version}: 1.20. */
+  static boolean runsOn(String version) {
+    return version.startsWith("1.20.");
+  }
 
   private FlinkLine() {}
 

@@ -27,8 +27,13 @@ import org.apache.flink.runtime.shuffle.ShuffleMasterSnapshotContext;
  * and restore.
  */
 final class FlinkLine {
-  /** The Flink line these sources build, for logs and benchmarks. */
-  static final String NAME = "2.x";
+  /** The Flink line these sources build. */
+  static final String NAME = "2.3";
+
+  /** Whether the jar built from these sources runs on Flink {@code version}: 2.3: the placeholder channel constructor and gate methods it uses are 2.3's (2.0 to 2.2 differ). */
+  static boolean runsOn(String version) {
+    return version.startsWith("2.3.");
+  }
 
   private FlinkLine() {}
 

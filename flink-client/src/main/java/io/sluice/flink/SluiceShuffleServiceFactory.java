@@ -11,6 +11,7 @@ import org.apache.flink.runtime.shuffle.ShuffleEnvironmentContext;
 import org.apache.flink.runtime.shuffle.ShuffleMaster;
 import org.apache.flink.runtime.shuffle.ShuffleMasterContext;
 import org.apache.flink.runtime.shuffle.ShuffleServiceFactory;
+import org.apache.flink.runtime.util.EnvironmentInformation;
 
 /**
  * Sluice as Flink's shuffle service: the blocking exchanges of batch jobs go through Sluice servers
@@ -46,9 +47,29 @@ import org.apache.flink.runtime.shuffle.ShuffleServiceFactory;
 public final class SluiceShuffleServiceFactory
     implements ShuffleServiceFactory<ShuffleDescriptor, ResultPartitionWriter, IndexedInputGate> {
 
+  /**
+   * Refuses a Flink this jar is not built for, naming the jar to install: the plugin uses Flink
+   * internals whose signatures change between releases, which would otherwise fail as a {@code
+   * NoSuchMethodError} in the first task. An unknown version (Flink run from classes without its
+   * version file) is let through.
+   */
+  static void checkFlinkVersion(String version) {
+    if (!FlinkLine.runsOn(version) && !version.equals(EnvironmentInformation.UNKNOWN)) {
+      throw new IllegalStateException(
+          "This Sluice plugin jar is built for Flink "
+              + FlinkLine.NAME
+              + ", but this is Flink "
+              + version
+              + ". Put the plugin jar of your Flink line into Flink's lib/ instead:"
+              + " sluice-flink-client-<version>-shaded.jar for Flink 1.20,"
+              + " sluice-flink-client-<version>-flink2.3-shaded.jar for Flink 2.3.");
+    }
+  }
+
   @Override
   public ShuffleMaster<ShuffleDescriptor> createShuffleMaster(
       ShuffleMasterContext shuffleMasterContext) {
+    checkFlinkVersion(EnvironmentInformation.getVersion());
     Configuration conf = shuffleMasterContext.getConfiguration();
     SluiceShuffleMaster sluice = new SluiceShuffleMaster(conf);
     if (!FlinkClientConf.fallsBack(conf)) {
@@ -66,6 +87,7 @@ public final class SluiceShuffleServiceFactory
   @Override
   public ShuffleEnvironment<ResultPartitionWriter, IndexedInputGate> createShuffleEnvironment(
       ShuffleEnvironmentContext context) {
+    checkFlinkVersion(EnvironmentInformation.getVersion());
     Configuration conf = context.getConfiguration();
     if (!FlinkClientConf.fallsBack(conf)) {
       return new SluiceShuffleEnvironment(context);

@@ -116,6 +116,22 @@ class FlinkClientConfTest {
   }
 
   @Test
+  void thePluginRunsOnTheFlinkItIsBuiltForAndRefusesAnotherNamingTheJarToInstall() {
+    String flink = org.apache.flink.runtime.util.EnvironmentInformation.getVersion();
+    assertThat(FlinkLine.runsOn(flink))
+        .as("built for %s, running on %s", FlinkLine.NAME, flink)
+        .isTrue();
+    SluiceShuffleServiceFactory.checkFlinkVersion(flink);
+    SluiceShuffleServiceFactory.checkFlinkVersion(
+        org.apache.flink.runtime.util.EnvironmentInformation.UNKNOWN);
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> SluiceShuffleServiceFactory.checkFlinkVersion("1.19.2"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("built for Flink " + FlinkLine.NAME + ", but this is Flink 1.19.2")
+        .hasMessageContaining("-flink2.3-shaded.jar for Flink 2.3");
+  }
+
+  @Test
   void theReadmeDocumentsEveryFlinkKey() throws Exception {
     // the project's README, from flink-client or from a Flink line's module under it
     Path dir = Paths.get("").toAbsolutePath();
