@@ -2,8 +2,12 @@ package io.sluice.benchmarks;
 
 import com.beust.jcommander.JCommander;
 import com.beust.jcommander.ParameterException;
+import java.io.File;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -83,5 +87,31 @@ final class BenchmarkCli {
       out.put(setting.substring(0, eq).trim(), setting.substring(eq + 1).trim());
     }
     return out;
+  }
+
+  /**
+   * The class path of a child JVM that runs an engine line: the benchmark's classes, then the jars
+   * of {@code module} (under benchmarks/, in its target/lib).
+   *
+   * @throws IOException naming the command that builds the line's jars when they are missing
+   */
+  static String lineClasspath(String module) throws IOException {
+    String home = System.getenv().getOrDefault("SLUICE_HOME", ".");
+    Path lib = Path.of(home, "benchmarks", module, "target", "lib");
+    if (!Files.isDirectory(lib)) {
+      throw new IOException(
+          lib
+              + " is missing: build the line's jars with 'mvn -B -DskipTests -pl benchmarks/"
+              + module
+              + " -am package'");
+    }
+    try {
+      String ours =
+          Path.of(BenchmarkCli.class.getProtectionDomain().getCodeSource().getLocation().toURI())
+              .toString();
+      return ours + File.pathSeparator + lib + "/*";
+    } catch (URISyntaxException e) {
+      throw new IOException("cannot locate the benchmark classes: " + e.getMessage(), e);
+    }
   }
 }

@@ -7,11 +7,9 @@ import io.sluice.network.NetworkConf;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ShuffleServer;
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,7 +52,7 @@ final class FlinkBenchmarkHost {
     BenchmarkCli.settings("--client-conf", options.clientConf);
     List<String> classpaths = new ArrayList<>();
     for (String line : lines) {
-      classpaths.add(classpath(FlinkBenchmark.LINES.get(line)));
+      classpaths.add(BenchmarkCli.lineClasspath(FlinkBenchmark.LINES.get(line)));
     }
     Path dir = Files.createDirectories(Path.of(options.dir));
     List<String> workloads = new ArrayList<>();
@@ -110,31 +108,6 @@ final class FlinkBenchmarkHost {
       }
     }
     return child.waitFor();
-  }
-
-  /**
-   * The class path of a line's child JVM: the benchmark's classes, and the line's jars.
-   *
-   * @throws IOException naming the command that builds the line's jars when they are missing
-   */
-  private static String classpath(String module) throws IOException {
-    String home = System.getenv().getOrDefault("SLUICE_HOME", ".");
-    Path lib = Path.of(home, "benchmarks", module, "target", "lib");
-    if (!Files.isDirectory(lib)) {
-      throw new IOException(
-          lib
-              + " is missing: build the line's jars with 'mvn -B -DskipTests -pl benchmarks/"
-              + module
-              + " -am package'");
-    }
-    try {
-      String ours =
-          Path.of(FlinkBenchmark.class.getProtectionDomain().getCodeSource().getLocation().toURI())
-              .toString();
-      return ours + File.pathSeparator + lib + "/*";
-    } catch (URISyntaxException e) {
-      throw new IOException("cannot locate the benchmark classes: " + e.getMessage(), e);
-    }
   }
 
   private static ShuffleServer startServer(Path dir, Map<String, String> settings)

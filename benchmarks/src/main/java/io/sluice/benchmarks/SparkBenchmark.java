@@ -9,12 +9,10 @@ import io.sluice.server.ServerConf;
 import io.sluice.server.ServerMetrics;
 import io.sluice.server.ShuffleServer;
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -245,29 +243,7 @@ final class SparkBenchmark {
      * @throws IOException naming the command that builds the line's jars when they are missing
      */
     String classpath() throws IOException {
-      String home = System.getenv().getOrDefault("SLUICE_HOME", ".");
-      Path lib = Path.of(home, "benchmarks", module, "target", "lib");
-      if (!Files.isDirectory(lib)) {
-        throw new IOException(
-            lib
-                + " is missing: build the line's jars with 'mvn -B -DskipTests -pl benchmarks/"
-                + module
-                + " -am package'");
-      }
-      String ours;
-      try {
-        ours =
-            Path.of(
-                    SparkBenchmarkDriver.class
-                        .getProtectionDomain()
-                        .getCodeSource()
-                        .getLocation()
-                        .toURI())
-                .toString();
-      } catch (URISyntaxException e) {
-        throw new IOException("cannot locate the benchmark classes: " + e.getMessage(), e);
-      }
-      return ours + File.pathSeparator + lib + "/*";
+      return BenchmarkCli.lineClasspath(module);
     }
   }
 

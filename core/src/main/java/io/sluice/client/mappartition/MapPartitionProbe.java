@@ -1,12 +1,10 @@
 package io.sluice.client.mappartition;
 
 import io.sluice.client.ClientContext;
-import io.sluice.network.TransportClient;
 import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.PartitionRecords;
-import io.sluice.protocol.proto.CloseStream;
 import io.sluice.protocol.proto.OpenMapStream;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.ServerAddress;
@@ -71,7 +69,8 @@ public final class MapPartitionProbe {
                         m -> {
                           m.release();
                           Response r = m.header(Response.class);
-                          close(context, connection, r.getMapStream().getStreamId());
+                          MapPartitionReader.closeStream(
+                              context, connection, r.getMapStream().getStreamId());
                           return bytes(r, id, numSubpartitions);
                         }))
         .exceptionally(
@@ -98,22 +97,5 @@ public final class MapPartitionProbe {
       bytes[subpartition] = records.bytes(i);
     }
     return bytes;
-  }
-
-  private static void close(ClientContext context, TransportClient connection, long streamId) {
-    context
-        .callAsync(
-            connection,
-            rid ->
-                Messages.request(
-                    MessageType.CLOSE_STREAM,
-                    CloseStream.newBuilder().setRequestId(rid).setStreamId(streamId).build(),
-                    rid))
-        .whenComplete(
-            (m, e) -> {
-              if (m != null) {
-                m.release();
-              }
-            });
   }
 }

@@ -471,13 +471,18 @@ public final class MapPartitionReader implements Closeable {
     synchronized (this) {
       sid = streamId;
     }
+    closeStream(context, connection, sid);
+  }
+
+  /** Closes read stream {@code streamId} on {@code connection}'s server; never waits. */
+  static void closeStream(ClientContext context, TransportClient connection, long streamId) {
     context
         .callAsync(
             connection,
             rid ->
                 Messages.request(
                     MessageType.CLOSE_STREAM,
-                    CloseStream.newBuilder().setRequestId(rid).setStreamId(sid).build(),
+                    CloseStream.newBuilder().setRequestId(rid).setStreamId(streamId).build(),
                     rid))
         .whenComplete(
             (m, e) -> {
