@@ -96,7 +96,9 @@ final class BenchmarkCli {
    * @throws IOException naming the command that builds the line's jars when they are missing
    */
   static String lineClasspath(String module) throws IOException {
-    String home = System.getenv().getOrDefault("SLUICE_HOME", ".");
+    // bin/shuffle-bench sets both; the benchmarks' own tests the property
+    String home =
+        System.getProperty("sluice.home", System.getenv().getOrDefault("SLUICE_HOME", "."));
     Path lib = Path.of(home, "benchmarks", module, "target", "lib");
     if (!Files.isDirectory(lib)) {
       throw new IOException(

@@ -33,9 +33,12 @@ final class FlinkBenchmark {
   /** Set in the children of {@code --all-lines}: each writes its chart to a file of its own. */
   static final String ALL_LINES = "sluice.bench.flink.allLines";
 
-  /** The Flink lines the jobs can run on, by the module under benchmarks/ with their jars. */
+  /**
+   * The Flink lines the jobs can run on, by the module under benchmarks/ with their jars: 1.20 with
+   * its jar, 2.0 and 2.3 with the one 2.x jar.
+   */
   static final Map<String, String> LINES =
-      new TreeMap<>(Map.of("1.20", "flink1.20", "2.3", "flink2.3"));
+      new TreeMap<>(Map.of("1.20", "flink1.20", "2.0", "flink2.0", "2.3", "flink2.3"));
 
   /** The two shuffles, in the order of each workload's seconds. */
   private static final List<String> MODES = List.of("built-in", "sluice");
@@ -57,7 +60,7 @@ final class FlinkBenchmark {
         names = "--flink-line",
         description =
             "The Flink line the jobs run on, with its own jars and the plugin's shaded jar for it"
-                + " (from benchmarks/flink<line>/target/lib): 1.20 or 2.3")
+                + " (from benchmarks/flink<line>/target/lib): 1.20, 2.0 or 2.3")
     String flinkLine = "1.20";
 
     @Parameter(names = "--all-lines", description = "Runs the jobs on every Flink line in turn")

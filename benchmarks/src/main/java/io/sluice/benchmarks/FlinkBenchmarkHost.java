@@ -85,6 +85,11 @@ final class FlinkBenchmarkHost {
     jvmOptions.add("-D" + FlinkBenchmark.CHILD + "=true");
     jvmOptions.add("-D" + FlinkBenchmark.SERVERS + "=" + servers);
     jvmOptions.add("-D" + FlinkBenchmark.ALL_LINES + "=" + options.allLines);
+    // the child's two clusters take 1 GiB of network buffers (direct memory, bounded by the heap
+    // size by default) besides their heaps: at least 2 GiB, however small this JVM's heap is
+    if (Runtime.getRuntime().maxMemory() < (2L << 30)) {
+      jvmOptions.add("-Xmx2g");
+    }
     // Flink logs its own noise at WARN (and log4j complains about its message patterns); the
     // benchmark's log file keeps everything
     jvmOptions.add("-Dsluice.console.level=ERROR");

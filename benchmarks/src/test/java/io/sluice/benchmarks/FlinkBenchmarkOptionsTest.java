@@ -75,7 +75,7 @@ class FlinkBenchmarkOptionsTest {
 
     assertThat(exit).isEqualTo(2);
     assertThat(err.toString(StandardCharsets.UTF_8))
-        .contains("--flink-line must be one of [1.20, 2.3], not 1.17");
+        .contains("--flink-line must be one of [1.20, 2.0, 2.3], not 1.17");
     assertThat(dir.resolve("data")).doesNotExist();
   }
 

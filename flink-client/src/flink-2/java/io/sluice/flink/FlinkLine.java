@@ -1,10 +1,14 @@
 package io.sluice.flink;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.SimpleCounter;
 import org.apache.flink.runtime.checkpoint.channel.ChannelStateWriter;
 import org.apache.flink.runtime.deployment.InputGateDeploymentDescriptor;
@@ -25,14 +29,62 @@ import org.apache.flink.runtime.shuffle.ShuffleMasterSnapshotContext;
  * the 1.20 one): how a gate's deployment descriptor names what it reads, the constructor of the
  * placeholder channels ({@link FlinkChannelShim}), and the form of a shuffle master's snapshot
  * and restore.
+ *
+ * <p>One jar serves Flink 2.0 to 2.3. It is built against 2.3; of the Flink internals it uses, only
+ * {@code LocalInputChannel}'s constructor differs between them (2.3 added the channel's recovered
+ * buffers), so that one is looked up when the class loads. 2.3's additions to {@code
+ * IndexedInputGate} are plain methods of the gate on the earlier releases.
  */
 final class FlinkLine {
-  /** The Flink line these sources build. */
-  static final String NAME = "2.3";
+  /** The Flink releases these sources build a jar for. */
+  static final String NAME = "2.0 to 2.3";
 
-  /** Whether the jar built from these sources runs on Flink {@code version}: 2.3: the placeholder channel constructor and gate methods it uses are 2.3's (2.0 to 2.2 differ). */
+  /** Whether the jar built from these sources runs on Flink {@code version}. */
   static boolean runsOn(String version) {
-    return version.startsWith("2.3.");
+    return version.matches("2\\.[0-3]\\..*");
+  }
+
+  /**
+   * {@code LocalInputChannel}'s constructor: 2.3's, which also takes the recovered buffers, or the
+   * one of 2.0 to 2.2.
+   */
+  private static final MethodHandle LOCAL_CHANNEL = localChannelConstructor();
+
+  private static MethodHandle localChannelConstructor() {
+    List<Class<?>> parameters =
+        new ArrayList<>(
+            List.of(
+                SingleInputGate.class,
+                int.class,
+                ResultPartitionID.class,
+                ResultSubpartitionIndexSet.class,
+                ResultPartitionManager.class,
+                TaskEventPublisher.class,
+                int.class,
+                int.class,
+                Counter.class,
+                Counter.class,
+                ChannelStateWriter.class));
+    MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+    try {
+      List<Class<?>> of23 = new ArrayList<>(parameters);
+      of23.add(ArrayDeque.class);
+      return lookup.findConstructor(
+          LocalInputChannel.class, MethodType.methodType(void.class, of23));
+    } catch (NoSuchMethodException | IllegalAccessException e) {
+      try {
+        return lookup.findConstructor(
+            LocalInputChannel.class, MethodType.methodType(void.class, parameters));
+      } catch (NoSuchMethodException | IllegalAccessException e2) {
+        IllegalStateException error =
+            new IllegalStateException(
+                "this Flink has neither LocalInputChannel constructor the Sluice plugin knows (of"
+                    + " Flink 2.0 to 2.2, or of 2.3)",
+                e2);
+        error.addSuppressed(e);
+        throw error;
+      }
+    }
   }
 
   private FlinkLine() {}
@@ -66,19 +118,30 @@ final class FlinkLine {
       int subpartition,
       ResultPartitionManager partitionManager,
       TaskEventPublisher taskEventPublisher) {
-    return new LocalInputChannel(
-        gate,
-        index,
-        partition,
-        new ResultSubpartitionIndexSet(subpartition),
-        partitionManager,
-        taskEventPublisher,
-        0,
-        0,
-        new SimpleCounter(),
-        new SimpleCounter(),
-        ChannelStateWriter.NO_OP,
-        new ArrayDeque<>());
+    List<Object> arguments =
+        new ArrayList<>(
+            List.of(
+                gate,
+                index,
+                partition,
+                new ResultSubpartitionIndexSet(subpartition),
+                partitionManager,
+                taskEventPublisher,
+                0,
+                0,
+                new SimpleCounter(),
+                new SimpleCounter(),
+                ChannelStateWriter.NO_OP));
+    if (LOCAL_CHANNEL.type().parameterCount() > arguments.size()) {
+      arguments.add(new ArrayDeque<>());
+    }
+    try {
+      return (InputChannel) LOCAL_CHANNEL.invokeWithArguments(arguments);
+    } catch (RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable e) {
+      throw new IllegalStateException("creating a placeholder input channel failed", e);
+    }
   }
 
   /**

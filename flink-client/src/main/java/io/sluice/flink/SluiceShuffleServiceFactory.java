@@ -62,7 +62,7 @@ public final class SluiceShuffleServiceFactory
               + version
               + ". Put the plugin jar of your Flink line into Flink's lib/ instead:"
               + " sluice-flink-client-<version>-shaded.jar for Flink 1.20,"
-              + " sluice-flink-client-<version>-flink2.3-shaded.jar for Flink 2.3.");
+              + " sluice-flink-client-<version>-flink2.3-shaded.jar for Flink 2.0 to 2.3.");
     }
   }
 

@@ -128,7 +128,7 @@ class FlinkClientConfTest {
             () -> SluiceShuffleServiceFactory.checkFlinkVersion("1.19.2"))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("built for Flink " + FlinkLine.NAME + ", but this is Flink 1.19.2")
-        .hasMessageContaining("-flink2.3-shaded.jar for Flink 2.3");
+        .hasMessageContaining("-flink2.3-shaded.jar for Flink 2.0 to 2.3");
   }
 
   @Test
