@@ -46,43 +46,46 @@ final class FlinkLine {
 
   /**
    * {@code LocalInputChannel}'s constructor: 2.3's, which also takes the recovered buffers, or the
-   * one of 2.0 to 2.2.
+   * one of 2.0 to 2.2. Looked up when first used, so the version check ({@link #runsOn}) comes
+   * first on a Flink that has neither.
    */
-  private static final MethodHandle LOCAL_CHANNEL = localChannelConstructor();
+  private static final class LocalChannelConstructor {
+    static final MethodHandle HANDLE = find();
 
-  private static MethodHandle localChannelConstructor() {
-    List<Class<?>> parameters =
-        new ArrayList<>(
-            List.of(
-                SingleInputGate.class,
-                int.class,
-                ResultPartitionID.class,
-                ResultSubpartitionIndexSet.class,
-                ResultPartitionManager.class,
-                TaskEventPublisher.class,
-                int.class,
-                int.class,
-                Counter.class,
-                Counter.class,
-                ChannelStateWriter.class));
-    MethodHandles.Lookup lookup = MethodHandles.publicLookup();
-    try {
-      List<Class<?>> of23 = new ArrayList<>(parameters);
-      of23.add(ArrayDeque.class);
-      return lookup.findConstructor(
-          LocalInputChannel.class, MethodType.methodType(void.class, of23));
-    } catch (NoSuchMethodException | IllegalAccessException e) {
+    private static MethodHandle find() {
+      List<Class<?>> parameters =
+          new ArrayList<>(
+              List.of(
+                  SingleInputGate.class,
+                  int.class,
+                  ResultPartitionID.class,
+                  ResultSubpartitionIndexSet.class,
+                  ResultPartitionManager.class,
+                  TaskEventPublisher.class,
+                  int.class,
+                  int.class,
+                  Counter.class,
+                  Counter.class,
+                  ChannelStateWriter.class));
+      MethodHandles.Lookup lookup = MethodHandles.publicLookup();
       try {
+        List<Class<?>> of23 = new ArrayList<>(parameters);
+        of23.add(ArrayDeque.class);
         return lookup.findConstructor(
-            LocalInputChannel.class, MethodType.methodType(void.class, parameters));
-      } catch (NoSuchMethodException | IllegalAccessException e2) {
-        IllegalStateException error =
-            new IllegalStateException(
-                "this Flink has neither LocalInputChannel constructor the Sluice plugin knows (of"
-                    + " Flink 2.0 to 2.2, or of 2.3)",
-                e2);
-        error.addSuppressed(e);
-        throw error;
+            LocalInputChannel.class, MethodType.methodType(void.class, of23));
+      } catch (NoSuchMethodException | IllegalAccessException e) {
+        try {
+          return lookup.findConstructor(
+              LocalInputChannel.class, MethodType.methodType(void.class, parameters));
+        } catch (NoSuchMethodException | IllegalAccessException e2) {
+          IllegalStateException error =
+              new IllegalStateException(
+                  "this Flink has neither LocalInputChannel constructor the Sluice plugin knows"
+                      + " (of Flink 2.0 to 2.2, or of 2.3)",
+                  e2);
+          error.addSuppressed(e);
+          throw error;
+        }
       }
     }
   }
@@ -132,11 +135,11 @@ final class FlinkLine {
                 new SimpleCounter(),
                 new SimpleCounter(),
                 ChannelStateWriter.NO_OP));
-    if (LOCAL_CHANNEL.type().parameterCount() > arguments.size()) {
+    if (LocalChannelConstructor.HANDLE.type().parameterCount() > arguments.size()) {
       arguments.add(new ArrayDeque<>());
     }
     try {
-      return (InputChannel) LOCAL_CHANNEL.invokeWithArguments(arguments);
+      return (InputChannel) LocalChannelConstructor.HANDLE.invokeWithArguments(arguments);
     } catch (RuntimeException | Error e) {
       throw e;
     } catch (Throwable e) {
