@@ -293,7 +293,6 @@ final class FlinkBenchmark {
       for (String l : lines) {
         out.println(l);
       }
-      out.println("{\"benchmark\":\"flink\",\"workloads\":[" + String.join(",", lines) + "]}");
     }
   }
 }

@@ -76,8 +76,8 @@ final class FlinkBenchmarkHost {
   }
 
   /**
-   * Runs the jobs in a child JVM on {@code classpath}; passes its output through but for its own
-   * closing JSON object, and collects its workloads' JSON lines.
+   * Runs the jobs in a child JVM on {@code classpath}; passes its output through and collects its
+   * workloads' JSON lines.
    */
   private int runLine(String classpath, String servers, String[] args, List<String> workloads)
       throws IOException, InterruptedException {
@@ -103,9 +103,6 @@ final class FlinkBenchmarkHost {
         new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
       String text;
       while ((text = lines.readLine()) != null) {
-        if (text.startsWith("{\"benchmark\"")) {
-          continue;
-        }
         if (text.startsWith("{\"workload\"")) {
           workloads.add(text);
         }

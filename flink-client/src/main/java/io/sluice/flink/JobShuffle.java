@@ -111,7 +111,13 @@ final class JobShuffle {
   synchronized int attempt(int attemptNumber) {
     if (attemptNumber < 0 || attemptNumber >= ATTEMPTS_PER_EPOCH) {
       throw new IllegalStateException(
-          "Flink attempt " + attemptNumber + " is outside [0, " + ATTEMPTS_PER_EPOCH + ")");
+          "Flink attempt "
+              + attemptNumber
+              + " of a producer of Sluice application "
+              + appId
+              + " is outside [0, "
+              + ATTEMPTS_PER_EPOCH
+              + "), the attempts a JobManager can number");
     }
     return epoch * ATTEMPTS_PER_EPOCH + attemptNumber;
   }

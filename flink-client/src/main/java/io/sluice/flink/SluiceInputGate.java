@@ -82,17 +82,13 @@ public final class SluiceInputGate extends IndexedInputGate {
   /** One producer partition, the subpartitions read from it, and its read stream. */
   private static final class Producer {
     final SluiceShuffleDescriptor descriptor;
-    final int startSubpartition;
-    final int endSubpartition;
-    final int width;
+    final ConsumedPartition range;
     final int firstChannel;
     ReplicatedMapPartitionReader reader;
 
-    Producer(ConsumedPartition consumed, int firstChannel) {
-      this.descriptor = consumed.descriptor();
-      this.startSubpartition = consumed.startSubpartition();
-      this.endSubpartition = consumed.endSubpartition();
-      this.width = consumed.width();
+    Producer(ConsumedPartition range, int firstChannel) {
+      this.descriptor = range.descriptor();
+      this.range = range;
       this.firstChannel = firstChannel;
     }
   }
@@ -127,14 +123,16 @@ public final class SluiceInputGate extends IndexedInputGate {
       Producer producer = new Producer(c, numChannels);
       producers.add(producer);
       waiting.add(producer);
-      numChannels += producer.width;
+      numChannels += producer.range.width();
     }
     this.channels = new InputChannel[numChannels];
     for (Producer p : producers) {
-      for (int s = 0; s < p.width; s++) {
+      for (int s = 0; s < p.range.width(); s++) {
         channels[p.firstChannel + s] =
             channelShim.channel(
-                p.firstChannel + s, p.descriptor.getResultPartitionID(), p.startSubpartition + s);
+                p.firstChannel + s,
+                p.descriptor.getResultPartitionID(),
+                p.range.startSubpartition() + s);
       }
     }
     this.endedChannels = new BitSet(channels.length);
@@ -244,8 +242,8 @@ public final class SluiceInputGate extends IndexedInputGate {
               context,
               d.mapPartitionId(),
               d.servers(),
-              producer.startSubpartition,
-              producer.endSubpartition,
+              producer.range.startSubpartition(),
+              producer.range.endSubpartition(),
               this::signal);
     } catch (RuntimeException e) {
       throw lost(producer, new IOException(e.getMessage(), e));
@@ -254,8 +252,8 @@ public final class SluiceInputGate extends IndexedInputGate {
     LOG.debug(
         "{}: reading subpartitions [{}, {}] of {} from {}",
         owningTaskName,
-        producer.startSubpartition,
-        producer.endSubpartition,
+        producer.range.startSubpartition(),
+        producer.range.endSubpartition(),
         d.mapPartitionId(),
         d.serverList());
   }
@@ -264,7 +262,7 @@ public final class SluiceInputGate extends IndexedInputGate {
     producer.reader.close();
     reading.remove(producer);
     producersDone++;
-    for (int s = 0; s < producer.width; s++) {
+    for (int s = 0; s < producer.range.width(); s++) {
       endsToDeliver.add(channels[producer.firstChannel + s].getChannelInfo());
     }
   }
@@ -272,19 +270,19 @@ public final class SluiceInputGate extends IndexedInputGate {
   private BufferOrEvent deliver(Producer producer, MapPartitionReader.Block block)
       throws IOException {
     int sub = block.subpartition();
-    if (sub < producer.startSubpartition || sub > producer.endSubpartition) {
+    if (sub < producer.range.startSubpartition() || sub > producer.range.endSubpartition()) {
       throw new IOException(
           producer.descriptor.mapPartitionId()
               + " sent a block of subpartition "
               + sub
               + " to a reader of ["
-              + producer.startSubpartition
+              + producer.range.startSubpartition()
               + ", "
-              + producer.endSubpartition
+              + producer.range.endSubpartition()
               + "]");
     }
     InputChannelInfo channel =
-        channels[producer.firstChannel + sub - producer.startSubpartition].getChannelInfo();
+        channels[producer.firstChannel + sub - producer.range.startSubpartition()].getChannelInfo();
     int length = block.length();
     if (block.isEvent()) {
       ByteBuffer serialized = ByteBuffer.allocate(length);
@@ -328,8 +326,8 @@ public final class SluiceInputGate extends IndexedInputGate {
     LOG.warn(
         "{}: could not read subpartitions [{}, {}] of {} from {}; Flink reruns its producer: {}",
         owningTaskName,
-        producer.startSubpartition,
-        producer.endSubpartition,
+        producer.range.startSubpartition(),
+        producer.range.endSubpartition(),
         d.mapPartitionId(),
         d.serverList(),
         cause.toString());

@@ -247,9 +247,16 @@ public final class MapPartitionPlacement implements Closeable {
    * them.
    */
   public void detach() {
+    stop();
+  }
+
+  /** Stops heartbeating and placing; returns the servers used, which it forgets. */
+  private List<InetSocketAddress> stop() {
     heartbeats.close();
     placer.shutdownNow();
+    List<InetSocketAddress> servers = List.copyOf(used);
     used.clear();
+    return servers;
   }
 
   /** Deletes one map partition's files on its server; best effort, asynchronous. */
@@ -318,9 +325,7 @@ public final class MapPartitionPlacement implements Closeable {
    */
   @Override
   public void close() {
-    heartbeats.close();
-    placer.shutdownNow();
-    for (InetSocketAddress s : used) {
+    for (InetSocketAddress s : stop()) {
       context
           .callAsync(appId, address(s), ServerRequests.unregisterApplication(appId))
           .whenComplete(
@@ -336,6 +341,5 @@ public final class MapPartitionPlacement implements Closeable {
                 }
               });
     }
-    used.clear();
   }
 }

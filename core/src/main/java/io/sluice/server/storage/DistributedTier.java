@@ -309,6 +309,9 @@ final class DistributedTier implements AutoCloseable {
         deleted++;
       }
     }
+    if (stop.get()) {
+      return deleted; // the start went on without us: no more listing either
+    }
     for (FileStatus app : fs.listStatus(serverRoot)) {
       for (FileStatus shuffle : fs.listStatus(app.getPath())) {
         if (!stop.get() && fs.listStatus(shuffle.getPath()).length == 0) {
