@@ -364,9 +364,12 @@ final class SparkBenchmark {
       command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
       command.add("-Xmx2g");
       // the log configuration bin/shuffle-bench gave this JVM (not its profiling options: those
-      // are for the servers, here)
+      // are for the servers, here), and any -Dspark.* setting in SLUICE_JAVA_OPTS: Spark reads
+      // those as settings of the application (-Dspark.sluice.push.bufferSize=256k, say)
       for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-        if (arg.startsWith("-Dlog4j2.configurationFile=") || arg.startsWith("-Dsluice.log.dir=")) {
+        if (arg.startsWith("-Dlog4j2.configurationFile=")
+            || arg.startsWith("-Dsluice.log.dir=")
+            || arg.startsWith("-Dspark.")) {
           command.add(arg);
         }
       }

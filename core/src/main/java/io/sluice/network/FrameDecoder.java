@@ -3,6 +3,8 @@ package io.sluice.network;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
@@ -52,6 +54,9 @@ public final class FrameDecoder extends ByteToMessageDecoder {
 
   /** Bodies below this many bytes are copied out of the read buffers (see the class comment). */
   public static final int COPY_BODIES_BELOW = 256 * 1024;
+
+  /** A body of more parts than this is received whole (the receiver refuses it). */
+  static final int MAX_BODY_PARTS = 4096;
 
   /** How often a data frame waiting for room in the inbound memory tries again. */
   static final long RESERVATION_RETRY_MILLIS = 10;
@@ -235,7 +240,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
       }
       if (filled) {
         // received into a buffer of its own size, whose reservation travels with the message
-        filling = ctx.alloc().directBuffer(bodyLength, bodyLength);
+        filling = newBody(ctx.alloc(), type, header, bodyLength);
         pending =
             Message.withReservedBody(type, header, requestId, filling, memory, reservedForNext);
         reservedForNext = 0;
@@ -255,6 +260,42 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         out.add(Message.withBody(type, header, requestId, body));
       }
     }
+  }
+
+  /**
+   * A buffer of exactly {@code bodyLength} bytes to receive a reserved data frame's body into: one
+   * buffer, or, for a body the schema takes apart ({@link MessageSchema#bodyParts}), a composite of
+   * one buffer per part, each exactly its size (a part then holds only its own memory). A body
+   * whose parts do not add up to its length is received whole; the receiver refuses it.
+   */
+  private ByteBuf newBody(ByteBufAllocator alloc, byte type, MessageLite header, int bodyLength) {
+    int[] parts = bodyParts(type, header, bodyLength);
+    if (parts == null) {
+      return alloc.directBuffer(bodyLength, bodyLength);
+    }
+    CompositeByteBuf body = alloc.compositeDirectBuffer(parts.length);
+    for (int length : parts) {
+      ByteBuf part = alloc.directBuffer(length, length);
+      // a component spans its buffer's readable bytes: all of it; the composite's writer index
+      // stays at 0, so the frame's bytes are written across the parts as they arrive
+      body.addComponent(false, part.writerIndex(length));
+    }
+    return body;
+  }
+
+  private int[] bodyParts(byte type, MessageLite header, int bodyLength) {
+    int[] parts = schema.bodyParts(type, header);
+    if (parts == null || parts.length < 2 || parts.length > MAX_BODY_PARTS) {
+      return null;
+    }
+    long sum = 0;
+    for (int length : parts) {
+      if (length <= 0) {
+        return null;
+      }
+      sum += length;
+    }
+    return sum == bodyLength ? parts : null;
   }
 
   /**

@@ -31,6 +31,17 @@ public interface MessageSchema {
    */
   boolean carriesData(byte type);
 
+  /**
+   * The lengths of the parts the body of a data frame of this type is taken apart into, each kept
+   * and released on its own (a merged push: one batch per partition), or null for a body kept
+   * whole. A server receives each part into a buffer of its own, so a part kept long (a partition
+   * that is not flushed yet) does not keep the memory of the others, which the budget no longer
+   * counts once they are released.
+   */
+  default int[] bodyParts(byte type, MessageLite header) {
+    return null;
+  }
+
   /** A readable name for logs and errors. */
   String typeName(byte type);
 }

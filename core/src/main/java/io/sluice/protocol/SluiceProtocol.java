@@ -3,6 +3,7 @@ package io.sluice.protocol;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import io.sluice.network.MessageSchema;
+import io.sluice.protocol.proto.PushMerged;
 import java.nio.ByteBuffer;
 
 /** The {@link MessageSchema} of Sluice's protocol: the transport's view of {@link MessageType}. */
@@ -25,6 +26,19 @@ public final class SluiceProtocol implements MessageSchema {
   @Override
   public boolean isResponse(byte type) {
     return type == MessageType.RESPONSE.id();
+  }
+
+  @Override
+  public int[] bodyParts(byte type, MessageLite header) {
+    if (type != MessageType.PUSH_MERGED.id()) {
+      return null;
+    }
+    PushMerged h = (PushMerged) header;
+    int[] parts = new int[h.getLengthsCount()];
+    for (int i = 0; i < parts.length; i++) {
+      parts[i] = h.getLengths(i);
+    }
+    return parts;
   }
 
   @Override

@@ -1,6 +1,7 @@
 package io.sluice.server;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
 import io.sluice.common.Ids;
 import io.sluice.network.Message;
 import io.sluice.protocol.BatchFormat;
@@ -89,9 +90,12 @@ final class PushIntake {
     boolean reserved = request.reservedBytes() == body.readableBytes();
     Outcome[] outcomes = new Outcome[h.getPartitionIdsCount()];
     int offset = body.readerIndex();
+    // the decoder received each part into a buffer of its own: a part kept holds only its memory
+    CompositeByteBuf parts = partsOf(body, h);
     for (int i = 0; i < outcomes.length; i++) {
       int length = h.getLengths(i);
-      ByteBuf part = body.retainedSlice(offset, length);
+      ByteBuf part =
+          parts != null ? parts.component(i).retain() : body.retainedSlice(offset, length);
       offset += length;
       SplitKey t =
           new SplitKey(h.getAppId(), h.getShuffleId(), h.getPartitionIds(i), h.getEpochs(i));
@@ -103,6 +107,23 @@ final class PushIntake {
       }
     }
     return outcomes;
+  }
+
+  /** The body as one component per part, when the decoder received it so; else null. */
+  private static CompositeByteBuf partsOf(ByteBuf body, PushMerged h) {
+    if (!(body instanceof CompositeByteBuf)) {
+      return null;
+    }
+    CompositeByteBuf c = (CompositeByteBuf) body;
+    if (c.numComponents() != h.getLengthsCount() || c.readerIndex() != 0) {
+      return null;
+    }
+    for (int i = 0; i < h.getLengthsCount(); i++) {
+      if (c.internalComponent(i).readableBytes() != h.getLengths(i)) {
+        return null;
+      }
+    }
+    return c;
   }
 
   /**

@@ -25,6 +25,7 @@ public final class ServerMetrics {
   private final Meter softSplits;
   private final Meter badRequests;
   private final Meter mergedPushes;
+  private final Meter singlePushes;
   private final Timer flushLatency;
   private final Timer commitLatency;
   private final Counter activeSplits;
@@ -62,6 +63,7 @@ public final class ServerMetrics {
     this.softSplits = registry.meter(PREFIX + "softSplits");
     this.badRequests = registry.meter(PREFIX + "badRequests");
     this.mergedPushes = registry.meter(PREFIX + "mergedPushes");
+    this.singlePushes = registry.meter(PREFIX + "singlePushes");
     this.flushLatency = registry.timer(PREFIX + "flushLatency");
     this.commitLatency = registry.timer(PREFIX + "commitLatency");
     this.activeSplits = registry.counter(PREFIX + "activeSplits");
@@ -188,6 +190,11 @@ public final class ServerMetrics {
   /** Merged push requests (PushMerged) taken apart, each carrying several partitions' batches. */
   public Meter mergedPushes() {
     return mergedPushes;
+  }
+
+  /** Push requests (PushData) carrying one batch each. */
+  public Meter singlePushes() {
+    return singlePushes;
   }
 
   public Timer flushLatency() {

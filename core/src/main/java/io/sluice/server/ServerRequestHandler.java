@@ -253,6 +253,7 @@ final class ServerRequestHandler implements RequestHandler {
   private Message push(Channel channel, Message request) {
     PushData h = request.header(PushData.class);
     long bodyBytes = request.bodyLength();
+    metrics.singlePushes().mark();
     PushIntake.Outcome outcome = intake.accept(h, request);
     if (outcome.taken()) {
       flowControl.pushedOn(channel, h.getReplica());

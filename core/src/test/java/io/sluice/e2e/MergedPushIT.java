@@ -9,6 +9,7 @@ import io.sluice.testutil.Records;
 import io.sluice.testutil.TestCluster;
 import java.nio.file.Path;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -59,6 +60,45 @@ class MergedPushIT {
         for (int p = 0; p < PARTITIONS; p++) {
           assertThat(checker.count(m, p)).as("map %d partition %d", m, p).isEqualTo(RECORDS);
         }
+      }
+    }
+  }
+
+  /**
+   * Full batches pushed while the task writes go merged as well: with 1 KiB buffers, 2 partitions
+   * on one server fill 200 batches, which travel in requests of up to 1 MiB, not 200 requests.
+   */
+  @Test
+  void fullBatchesWrittenWhileTheTaskRunsShareRequests() throws Exception {
+    try (TestCluster cluster = TestCluster.start(tmp, 1, Map.of("sluice.push.bufferSize", "1k"))) {
+      cluster.coordinator().registerShuffle(0, 1, 2);
+      long pushedBefore = cluster.server(0).metrics().bytesPushed().getCount();
+      int records = 500; // 200 bytes each: 5 records fill a 1 KiB buffer
+      try (MapOutputPusher pusher = cluster.pusher(0, 0, 0)) {
+        for (int seq = 0; seq < records; seq++) {
+          for (int p = 0; p < 2; p++) {
+            byte[] r = Records.record(0, p, seq, 200);
+            pusher.write(p, r, 0, r.length);
+          }
+        }
+        pusher.finish();
+      }
+      long merged = cluster.server(0).metrics().mergedPushes().getCount();
+      long single = cluster.server(0).metrics().singlePushes().getCount();
+      long pushedBytes = cluster.server(0).metrics().bytesPushed().getCount() - pushedBefore;
+      assertThat(pushedBytes).as("bytes pushed").isGreaterThan(200_000L);
+      // every batch went in a merged request of up to 1 MiB: a handful of requests, none alone
+      assertThat(single).as("single-batch push requests").isZero();
+      assertThat(merged).as("merged push requests").isBetween(1L, 8L);
+
+      Records.Checker checker = new Records.Checker();
+      try (PartitionReader reader = cluster.reader(0, 0, 2, 0, 1)) {
+        for (ShuffleBatch b = reader.next(); b != null; b = reader.next()) {
+          checker.accept(b.partitionId(), b.payload());
+        }
+      }
+      for (int p = 0; p < 2; p++) {
+        assertThat(checker.count(0, p)).as("partition %d", p).isEqualTo(records);
       }
     }
   }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.MessageLite;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.DecoderException;
@@ -289,6 +290,49 @@ class FrameCodecTest {
         assertThat(in.finishAndReleaseAll()).isFalse();
       }
     }
+  }
+
+  /**
+   * A merged push's parts arrive in buffers of their own (written across them as the frame comes
+   * in, a few bytes at a time), so a part a server keeps does not keep the others' memory.
+   */
+  @Test
+  void mergedPushPartsArriveInBuffersOfTheirOwn() {
+    int[] lengths = {100, 2000, 30};
+    PushMerged.Builder header =
+        PushMerged.newBuilder().setRequestId(6).setAppId("a").setShuffleId(1);
+    ByteBuf body = Unpooled.buffer();
+    for (int i = 0; i < lengths.length; i++) {
+      header.addPartitionIds(i).addEpochs(0).addLengths(lengths[i]);
+      for (int b = 0; b < lengths[i]; b++) {
+        body.writeByte(i * 50 + b % 50);
+      }
+    }
+    ByteBuf wire = encode(Message.withBody(MessageType.PUSH_MERGED.id(), header.build(), 6, body));
+    EmbeddedChannel in = channel();
+    while (wire.isReadable()) {
+      in.writeInbound(wire.readRetainedSlice(Math.min(7, wire.readableBytes())));
+    }
+    wire.release();
+    Message m = in.readInbound();
+
+    assertThat(m.body()).isInstanceOf(CompositeByteBuf.class);
+    CompositeByteBuf parts = (CompositeByteBuf) m.body();
+    assertThat(parts.numComponents()).isEqualTo(3);
+    ByteBuf[] buffers = new ByteBuf[3];
+    for (int i = 0; i < 3; i++) {
+      buffers[i] = parts.internalComponent(i);
+      assertThat(buffers[i].readableBytes()).isEqualTo(lengths[i]);
+      assertThat(buffers[i].getByte(buffers[i].readerIndex() + 7)).isEqualTo((byte) (i * 50 + 7));
+    }
+    ByteBuf kept = parts.component(1).retain();
+    m.release();
+    assertThat(buffers[0].refCnt()).as("a part not kept").isZero();
+    assertThat(buffers[2].refCnt()).as("a part not kept").isZero();
+    assertThat(kept.refCnt()).isEqualTo(1);
+    assertThat(kept.getByte(kept.readerIndex() + 1999)).isEqualTo((byte) (50 + 1999 % 50));
+    kept.release();
+    assertThat(in.finishAndReleaseAll()).isFalse();
   }
 
   @Test

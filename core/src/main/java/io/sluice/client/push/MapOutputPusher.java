@@ -115,8 +115,9 @@ public final class MapOutputPusher implements Closeable {
    */
   private final Map<Integer, PartitionLocation> softSplits = new ConcurrentHashMap<>();
 
-  // while flush() pushes every partition's last batch (task thread only): merges the small ones
-  private MergedPushes merging;
+  // batches for the same server travel together, up to MergedPushes.MAX_BYTES a request (task
+  // thread only; sent whenever the task waits, flushes, finishes or closes)
+  private final MergedPushes merging;
 
   // the record a RecordStream is writing (task thread only): its partition, -1 when none, and
   // where it starts in the partition's buffer
@@ -154,6 +155,7 @@ public final class MapOutputPusher implements Closeable {
     this.fill = new int[locations.numPartitions()];
     this.bytesPushed = new long[locations.numPartitions()];
     this.nextBatchIds = new int[locations.numPartitions()];
+    this.merging = new MergedPushes(context, appId, shuffleId, this::connectionTo);
   }
 
   /** Where {@code partition} is written now. */
@@ -324,10 +326,8 @@ public final class MapOutputPusher implements Closeable {
     }
     ServerAddress server = location(partition).getServer();
     try {
-      if (merging == null || !context.inFlight().tryAcquire(server, push.bytes)) {
-        if (merging != null) {
-          merging.sendAll(); // batches waiting to be merged hold room: send them before waiting
-        }
+      if (!context.inFlight().tryAcquire(server, push.bytes)) {
+        merging.sendAll(); // batches waiting to be merged hold room: send them before waiting
         context.inFlight().acquire(server, push.bytes);
       }
     } catch (InterruptedException e) {
@@ -696,8 +696,7 @@ public final class MapOutputPusher implements Closeable {
    * @throws IOException when an earlier push failed
    */
   public void flush() throws IOException {
-    // every partition's last batch at once: small ones for the same server travel merged
-    merging = new MergedPushes(context, appId, shuffleId, this::connectionTo);
+    // every partition's last batch at once: those for the same server travel merged
     try {
       for (int p = 0; p < buffers.length; p++) {
         checkFailure();
@@ -709,9 +708,7 @@ public final class MapOutputPusher implements Closeable {
         buffers[p] = null;
       }
     } finally {
-      MergedPushes window = merging;
-      merging = null;
-      window.sendAll();
+      merging.sendAll();
     }
   }
 
@@ -790,6 +787,7 @@ public final class MapOutputPusher implements Closeable {
   /** Drops buffered records (a failed or killed task). Pushes in flight finish on their own. */
   @Override
   public void close() {
+    merging.sendAll(); // none is left once finished; a failed task's go out as they would have
     for (int p = 0; p < buffers.length; p++) {
       buffers[p] = null;
       fill[p] = 0;

@@ -25,23 +25,25 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.BiFunction;
 
 /**
- * Merges the small batches a map task pushes at once (its end, or a spill of every buffer under
- * memory pressure: many reducers, little data each) into one {@code PushMerged} request per server
- * and kind of copy, instead of a request, a response and a server-side reservation per batch. Each
- * batch still gets its own answer (a future completing with its part's status, as a {@code
- * PushData} answer would), so retries, moves and acknowledgements stay per batch: a part that fails
- * is retried alone, as a plain push.
+ * Merges the batches a map task pushes to the same server into one {@code PushMerged} request per
+ * server and kind of copy, instead of a request, a response, a server-side reservation and a wakeup
+ * of the connection's event loop per batch: at the task's end or a spill of every buffer under
+ * memory pressure (many reducers, little data each), and while it writes (full batches). Each batch
+ * still gets its own answer (a future completing with its part's status, as a {@code PushData}
+ * answer would), so retries, moves and acknowledgements stay per batch: a part that fails is
+ * retried alone, as a plain push.
  *
  * <p>A request is sent once it holds {@link #MAX_BYTES} or {@link RequestLimits#MAX_MERGED_PARTS}
- * parts, and the rest when the task's pass ends ({@link #sendAll}). Batches of at least {@link
+ * parts, and the rest ({@link #sendAll}) before the task waits for room to push, and when it
+ * flushes, finishes or closes: a batch waits at most until one of those. Batches of at least {@link
  * #MERGE_BELOW} bytes are not worth merging and go alone. Used by the task thread only.
  */
 final class MergedPushes {
   /** Bytes one merged request carries at most. */
   static final int MAX_BYTES = 1 << 20;
 
-  /** Batches this large or larger travel alone. */
-  static final int MERGE_BELOW = 64 << 10;
+  /** Batches this large or larger travel alone (a full batch of the default 64k buffer merges). */
+  static final int MERGE_BELOW = MAX_BYTES / 4;
 
   /** The batches waiting for one server, as first copies or as replicas. */
   private static final class Group {

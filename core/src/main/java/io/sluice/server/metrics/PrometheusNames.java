@@ -213,6 +213,7 @@ public final class PrometheusNames {
         "mergedPushes",
         "sluice_merged_pushes_total",
         "Merged push requests taken apart, each carrying several partitions' batches.");
+    counter("singlePushes", "sluice_single_pushes_total", "Push requests carrying one batch each.");
     counter(
         "authFailures",
         "sluice_auth_failures_total",

@@ -279,9 +279,25 @@ public final class ServerShuffle {
     if (c == null || !c.isDone() || c.isCompletedExceptionally()) {
       return null;
     }
-    for (CommittedSplitFile f : c.join()) {
-      if (f.key().partitionId() == partitionId && f.key().epoch() == epoch) {
-        return f;
+    // in (partition, epoch) order (see commit): a reducer's open of one of thousands of splits
+    // must not walk them all
+    List<CommittedSplitFile> files = c.join();
+    int low = 0;
+    int high = files.size() - 1;
+    while (low <= high) {
+      int mid = (low + high) >>> 1;
+      SplitKey k = files.get(mid).key();
+      int order =
+          k.partitionId() != partitionId
+              ? Integer.compare(k.partitionId(), partitionId)
+              : Integer.compare(k.epoch(), epoch);
+      if (order == 0) {
+        return files.get(mid);
+      }
+      if (order < 0) {
+        low = mid + 1;
+      } else {
+        high = mid - 1;
       }
     }
     return null;
