@@ -212,7 +212,10 @@ class DistributedTierIT {
       readsOnce(cluster, 0, 0, MAPS); // from the server
       HangingFileSystem.release();
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (!files(tmp.resolve("dfs"), "").stream().allMatch(Files::isDirectory)
+      // each held copy goes on once released, then finds its split kept local and deletes what
+      // it wrote: wait for all of them to have started, then for their files to be gone
+      while ((HangingFileSystem.createsPassed() < PARTITIONS
+              || !files(tmp.resolve("dfs"), "").stream().allMatch(Files::isDirectory))
           && System.nanoTime() < deadline) {
         Thread.sleep(20);
       }

@@ -5,6 +5,7 @@ import java.io.InterruptedIOException;
 import java.net.URI;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
@@ -18,10 +19,17 @@ import org.apache.hadoop.util.Progressable;
  */
 public final class HangingFileSystem extends RawLocalFileSystem {
   private static volatile CountDownLatch gate = new CountDownLatch(0);
+  private static final AtomicInteger createsPassed = new AtomicInteger();
 
   /** From now on, creating a file waits until {@link #release()}. */
   public static void hold() {
+    createsPassed.set(0);
     gate = new CountDownLatch(1);
+  }
+
+  /** Creates that returned since {@link #hold()}: their files exist from then on, until deleted. */
+  public static int createsPassed() {
+    return createsPassed.get();
   }
 
   public static void release() {
@@ -48,7 +56,11 @@ public final class HangingFileSystem extends RawLocalFileSystem {
       Progressable progress)
       throws IOException {
     await(f);
-    return super.create(f, overwrite, bufferSize, replication, blockSize, progress);
+    try {
+      return super.create(f, overwrite, bufferSize, replication, blockSize, progress);
+    } finally {
+      createsPassed.incrementAndGet();
+    }
   }
 
   @Override
@@ -62,7 +74,11 @@ public final class HangingFileSystem extends RawLocalFileSystem {
       Progressable progress)
       throws IOException {
     await(f);
-    return super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
+    try {
+      return super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
+    } finally {
+      createsPassed.incrementAndGet();
+    }
   }
 
   private static void await(Path f) throws IOException {

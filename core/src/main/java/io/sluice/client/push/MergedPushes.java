@@ -33,10 +33,12 @@ import java.util.function.BiFunction;
  * answer would), so retries, moves and acknowledgements stay per batch: a part that fails is
  * retried alone, as a plain push.
  *
- * <p>A request is sent once it holds {@link #MAX_BYTES} or {@link RequestLimits#MAX_MERGED_PARTS}
- * parts, and the rest ({@link #sendAll}) before the task waits for room to push, and when it
- * flushes, finishes or closes: a batch waits at most until one of those. Batches of at least {@link
- * #MERGE_BELOW} bytes are not worth merging and go alone. Used by the task thread only.
+ * <p>A request is sent once it holds {@link #MAX_BYTES} (at most a quarter of {@code
+ * sluice.push.maxInFlightBytesPerServer}: what waits holds room other tasks may need) or {@link
+ * RequestLimits#MAX_MERGED_PARTS} parts, and the rest ({@link #sendAll}) before the task waits for
+ * room to push, and when it flushes, finishes or closes: a batch waits at most until one of those.
+ * Batches of at least {@link #MERGE_BELOW} bytes are not worth merging and go alone. Used by the
+ * task thread only.
  */
 final class MergedPushes {
   /** Bytes one merged request carries at most. */
@@ -65,6 +67,7 @@ final class MergedPushes {
   private final int shuffleId;
   private final BiFunction<ServerAddress, Boolean, CompletableFuture<TransportClient>> connections;
   private final Map<String, Group> groups = new LinkedHashMap<>();
+  private final int maxBytes;
 
   /**
    * @param connections the map task's connection to a server, for first copies or ({@code true})
@@ -79,6 +82,7 @@ final class MergedPushes {
     this.appId = appId;
     this.shuffleId = shuffleId;
     this.connections = connections;
+    this.maxBytes = (int) Math.min(MAX_BYTES, context.conf().maxInFlightPerServer() / 4);
   }
 
   /**
@@ -97,7 +101,7 @@ final class MergedPushes {
     g.bodies.add(body.retainedDuplicate());
     g.answers.add(answer);
     g.bytes += body.readableBytes();
-    if (g.bytes >= MAX_BYTES || g.answers.size() >= RequestLimits.MAX_MERGED_PARTS) {
+    if (g.bytes >= maxBytes || g.answers.size() >= RequestLimits.MAX_MERGED_PARTS) {
       groups.remove(key);
       send(g);
     }
