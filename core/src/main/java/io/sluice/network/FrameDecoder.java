@@ -38,8 +38,10 @@ import java.util.concurrent.TimeUnit;
  * that carries its reservation, so what the server holds for it is what the budget counts: neither
  * a tiny push nor a slowly sent large one pins socket read buffers (Netty reads into 64 KiB buffers
  * and, on a slow connection, fills them a few KiB at a time; slices of them kept bodies at two to
- * four times their size). The copy costs one memory pass per pushed byte. On clients, response
- * bodies of {@link #COPY_BODIES_BELOW} bytes or more stay retained slices of the socket's buffers.
+ * four times their size). A body made of parts kept apart (a merged push) goes into one such buffer
+ * per part ({@link MessageSchema#bodyParts}). The copy costs one memory pass per pushed byte. On
+ * clients, response bodies of {@link #COPY_BODIES_BELOW} bytes or more stay retained slices of the
+ * socket's buffers.
  *
  * <p>A length below the minimum or above a maximum, a header length that does not fit, an unknown
  * type or a header that does not parse throws {@link CorruptedFrameException} / {@link

@@ -56,7 +56,13 @@ class SparkSimultaneousAttemptsIT {
           SparkSessions.shellLike(
               "SparkSimultaneousAttemptsIT",
               servers.list(),
-              Map.of("spark.sluice.push.bufferSize", "8k"));
+              // small batches, and merged requests of at most a quarter of 32k, so A's first
+              // batches reach the server while it still writes
+              Map.of(
+                  "spark.sluice.push.bufferSize",
+                  "8k",
+                  "spark.sluice.push.maxInFlightBytesPerServer",
+                  "32k"));
       ExecutorService threads = Executors.newFixedThreadPool(2);
       try {
         JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
