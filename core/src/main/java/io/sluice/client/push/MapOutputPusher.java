@@ -422,7 +422,7 @@ public final class MapOutputPusher implements Closeable {
       boolean replica,
       MergedPushes window) {
     CompletableFuture<Status> answer =
-        window != null && push.bytes < MergedPushes.MERGE_BELOW
+        window != null && window.takes(push.bytes)
             ? window.add(server, replica, push.partition, location.getEpoch(), push.body)
             : pushAlone(push, location, server, replica);
     return context.silentServers().watch(appId, server, answer);

@@ -37,15 +37,12 @@ import java.util.function.BiFunction;
  * sluice.push.maxInFlightBytesPerServer}: what waits holds room other tasks may need) or {@link
  * RequestLimits#MAX_MERGED_PARTS} parts, and the rest ({@link #sendAll}) before the task waits for
  * room to push, and when it flushes, finishes or closes: a batch waits at most until one of those.
- * Batches of at least {@link #MERGE_BELOW} bytes are not worth merging and go alone. Used by the
- * task thread only.
+ * Batches of a quarter of a request or more are not worth merging and go alone ({@link #takes}).
+ * Used by the task thread only.
  */
 final class MergedPushes {
   /** Bytes one merged request carries at most. */
   static final int MAX_BYTES = 1 << 20;
-
-  /** Batches this large or larger travel alone (a full batch of the default 64k buffer merges). */
-  static final int MERGE_BELOW = MAX_BYTES / 4;
 
   /** The batches waiting for one server, as first copies or as replicas. */
   private static final class Group {
@@ -83,6 +80,14 @@ final class MergedPushes {
     this.shuffleId = shuffleId;
     this.connections = connections;
     this.maxBytes = (int) Math.min(MAX_BYTES, context.conf().maxInFlightPerServer() / 4);
+  }
+
+  /**
+   * Whether a batch of {@code bytes} is merged: below a quarter of a request (256 KiB by default,
+   * so a full batch of the default 64k buffer is); larger ones travel alone.
+   */
+  boolean takes(int bytes) {
+    return bytes < maxBytes / 4;
   }
 
   /**
