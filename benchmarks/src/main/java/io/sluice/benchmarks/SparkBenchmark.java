@@ -72,6 +72,14 @@ final class SparkBenchmark {
     double scale = 1.0;
 
     @Parameter(
+        names = "--warmups",
+        description =
+            "Untimed runs of each workload before its timed run, on the same executors and servers"
+                + " (both shuffles alike): the first runs of a fresh JVM spend seconds of CPU in"
+                + " the JIT compiler, which a long-lived server and executors do not")
+    int warmups = 1;
+
+    @Parameter(
         names = "--workloads",
         description =
             "Comma-separated workloads to run: repartition, small-blocks, skew-join,"
@@ -180,6 +188,11 @@ final class SparkBenchmark {
           "shuffle-bench "
               + NAME
               + ": --replication both and --checksums both each add a run; use one at a time");
+      return 2;
+    }
+    if (options.warmups < 0 || options.warmups > 10) {
+      err.println(
+          "shuffle-bench " + NAME + ": --warmups must be between 0 and 10, not " + options.warmups);
       return 2;
     }
     options.sparkLine = options.sparkLine.trim();
@@ -354,6 +367,7 @@ final class SparkBenchmark {
       List<String> args = new ArrayList<>();
       args.add("workloads=" + options.workloads);
       args.add("scale=" + options.scale);
+      args.add("warmups=" + options.warmups);
       args.add("executorMemory=" + options.executorMemory);
       args.add("executorJavaOptions=" + options.executorJavaOptions);
       args.add("scala=" + line.scala);
@@ -650,6 +664,8 @@ final class SparkBenchmark {
               + Runtime.getRuntime().availableProcessors()
               + ",\"scale\":"
               + Json.num(options.scale)
+              + ",\"warmups\":"
+              + options.warmups
               + ",\"checksums\":"
               + Json.str(options.checksums)
               + ",\"replication\":"

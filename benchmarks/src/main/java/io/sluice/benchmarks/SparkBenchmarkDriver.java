@@ -71,6 +71,7 @@ final class SparkBenchmarkDriver {
 
   private void runAll() {
     Map<String, SparkWorkloads.Workload> all = workloads(Double.parseDouble(settings.get("scale")));
+    int warmups = Integer.parseInt(settings.get("warmups"));
     List<SparkWorkloads.Workload> workloads = new ArrayList<>();
     for (String name : settings.get("workloads").split(",")) {
       workloads.add(all.get(name.trim()));
@@ -83,8 +84,10 @@ final class SparkBenchmarkDriver {
       SparkSession spark = session("shuffle-bench-" + (builtin ? "builtin" : "sluice"), conf);
       try {
         for (SparkWorkloads.Workload w : workloads) {
-          out.println("# " + w.name() + " (" + w.describe() + ") on " + run + ": warm-up");
-          w.run(spark);
+          for (int i = 1; i <= warmups; i++) {
+            out.println("# " + w.name() + " (" + w.describe() + ") on " + run + ": warm-up " + i);
+            w.run(spark);
+          }
           out.println(BEGIN + " " + w.name() + " " + column);
           long start = System.nanoTime();
           SparkWorkloads.Outcome outcome = w.run(spark);

@@ -55,6 +55,19 @@ class SparkBenchmarkOptionsTest {
   }
 
   @Test
+  void warmupsOutsideTheirRangeAreRefusedBeforeAnythingStarts() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    PrintStream errors = new PrintStream(err, true, StandardCharsets.UTF_8);
+    PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+    assertThat(SparkBenchmark.run(new String[] {"--warmups", "-1"}, out, errors)).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("--warmups must be between 0 and 10, not -1");
+    err.reset();
+    assertThat(SparkBenchmark.run(new String[] {"--warmups", "11"}, out, errors)).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("not 11");
+  }
+
+  @Test
   void anUnknownSparkLineOrWorkloadIsRefusedNamingWhatIsKnown() {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     PrintStream errors = new PrintStream(err, true, StandardCharsets.UTF_8);
