@@ -77,7 +77,7 @@ final class SparkBenchmark {
             "Untimed runs of each workload before its timed run, on the same executors and servers"
                 + " (both shuffles alike): the first runs of a fresh JVM spend seconds of CPU in"
                 + " the JIT compiler, which a long-lived server and executors do not")
-    int warmups = 1;
+    int warmups = 2;
 
     @Parameter(
         names = "--workloads",
