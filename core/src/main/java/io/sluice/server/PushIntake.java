@@ -16,6 +16,7 @@ import io.sluice.server.storage.ShuffleRegistry;
 import io.sluice.server.storage.ShuffleShape;
 import io.sluice.server.storage.SplitKey;
 import io.sluice.server.storage.StorageUnavailableException;
+import java.util.Arrays;
 
 /**
  * Takes a pushed body into its split, or says why not: the shuffle is unknown, the body is
@@ -66,12 +67,19 @@ final class PushIntake {
    */
   Outcome accept(PushData h, Message request) {
     ByteBuf body = request.body();
+    ServerShuffle shuffle = registry.get(h.getAppId(), h.getShuffleId());
+    if (shuffle == null) {
+      return notRegistered(h.getAppId(), h.getShuffleId());
+    }
     Outcome outcome =
         tryAccept(
-            new SplitKey(h.getAppId(), h.getShuffleId(), h.getPartitionId(), h.getEpoch()),
+            shuffle,
+            h.getPartitionId(),
+            h.getEpoch(),
             body,
             request.reservedBytes() == body.readableBytes());
     if (outcome.taken()) {
+      countPushed(h.getAppId(), body.readableBytes());
       request.handOver();
     }
     return outcome;
@@ -86,10 +94,17 @@ final class PushIntake {
    * @return the outcome of each part, in order
    */
   Outcome[] acceptMerged(PushMerged h, Message request) {
+    Outcome[] outcomes = new Outcome[h.getPartitionIdsCount()];
+    // every part is of one shuffle: looked up, and its bytes counted, once per request
+    ServerShuffle shuffle = registry.get(h.getAppId(), h.getShuffleId());
+    if (shuffle == null) {
+      Arrays.fill(outcomes, notRegistered(h.getAppId(), h.getShuffleId()));
+      return outcomes;
+    }
     ByteBuf body = request.body();
     boolean reserved = request.reservedBytes() == body.readableBytes();
-    Outcome[] outcomes = new Outcome[h.getPartitionIdsCount()];
     int offset = body.readerIndex();
+    long taken = 0;
     // the decoder received each part into a buffer of its own: a part kept holds only its memory
     CompositeByteBuf parts = partsOf(body, h);
     for (int i = 0; i < outcomes.length; i++) {
@@ -97,15 +112,15 @@ final class PushIntake {
       ByteBuf part =
           parts != null ? parts.component(i).retain() : body.retainedSlice(offset, length);
       offset += length;
-      SplitKey t =
-          new SplitKey(h.getAppId(), h.getShuffleId(), h.getPartitionIds(i), h.getEpochs(i));
-      outcomes[i] = tryAccept(t, part, reserved);
+      outcomes[i] = tryAccept(shuffle, h.getPartitionIds(i), h.getEpochs(i), part, reserved);
       if (outcomes[i].taken()) {
         request.handOverReservation(length);
+        taken += length;
       } else {
         part.release();
       }
     }
+    countPushed(h.getAppId(), taken);
     return outcomes;
   }
 
@@ -163,26 +178,38 @@ final class PushIntake {
     return null;
   }
 
-  /** Takes a push's body into the split {@code h} names. */
-  private Outcome tryAccept(SplitKey h, ByteBuf body, boolean reserved) {
-    ServerShuffle shuffle = registry.get(h.appId(), h.shuffleId());
-    if (shuffle == null) {
-      return new Outcome(
-          Status.SHUFFLE_NOT_REGISTERED,
-          Ids.shuffle(h.appId(), h.shuffleId()) + " is not registered on this server");
+  private static Outcome notRegistered(String appId, int shuffleId) {
+    return new Outcome(
+        Status.SHUFFLE_NOT_REGISTERED,
+        Ids.shuffle(appId, shuffleId) + " is not registered on this server");
+  }
+
+  /** Counts bytes taken from one request, in the server's and the application's totals. */
+  private void countPushed(String appId, long bytes) {
+    if (bytes > 0) {
+      metrics.bytesPushed().mark(bytes);
+      registry.countPushed(appId, bytes);
     }
+  }
+
+  /**
+   * Takes a push's body into split {@code (partitionId, epoch)} of {@code shuffle}; the caller
+   * counts the bytes of a body taken.
+   */
+  private Outcome tryAccept(
+      ServerShuffle shuffle, int partitionId, int epoch, ByteBuf body, boolean reserved) {
     ShuffleShape shape = shuffle.shape();
-    String problem = shape.checkPartition(h.partitionId());
+    String problem = shape.checkPartition(partitionId);
     if (problem == null) {
       problem =
           RequestLimits.checkIndex(
-              "epoch", h.epoch(), RequestLimits.MAX_EPOCHS, "RequestLimits.MAX_EPOCHS");
+              "epoch", epoch, RequestLimits.MAX_EPOCHS, "RequestLimits.MAX_EPOCHS");
     }
     if (problem == null) {
       problem = BatchFormat.check(body, (m, a, b, l) -> {}, shape.numMaps());
     }
     if (problem != null) {
-      return bad("malformed push for " + h + ": " + problem);
+      return bad("malformed push for " + splitOf(shuffle, partitionId, epoch) + ": " + problem);
     }
     if (verifyOnPush) {
       problem = BatchFormat.checksumProblems(body);
@@ -190,22 +217,23 @@ final class PushIntake {
         metrics.checksumFailures().inc();
         return bad(
             "corrupt push for "
-                + h
+                + splitOf(shuffle, partitionId, epoch)
                 + ": "
                 + problem
                 + " (sluice.integrity.verifyOnPush); the data changed between the map task and"
                 + " this server");
       }
     }
-    int bytes = body.readableBytes();
     if (!reserved) {
       // the body arrived whole while the budget was full: the decoder could not reserve it
       metrics.pushesCongested().mark();
-      return new Outcome(Status.CONGESTED, memory.congestedMessage(h.toString()));
+      return new Outcome(
+          Status.CONGESTED,
+          memory.congestedMessage(splitOf(shuffle, partitionId, epoch).toString()));
     }
     ReducePartitionSplit target;
     try {
-      target = shuffle.splitForPush(h.partitionId(), h.epoch());
+      target = shuffle.splitForPush(partitionId, epoch);
     } catch (StorageUnavailableException e) {
       return new Outcome(Status.HARD_SPLIT, e.getMessage());
     }
@@ -215,12 +243,8 @@ final class PushIntake {
     Status result = target.append(body);
     switch (result) {
       case OK:
-        metrics.bytesPushed().mark(bytes);
-        registry.countPushed(h.appId(), bytes);
         return OK;
       case SOFT_SPLIT:
-        metrics.bytesPushed().mark(bytes);
-        registry.countPushed(h.appId(), bytes);
         metrics.softSplits().mark();
         return new Outcome(
             Status.SOFT_SPLIT, target.key() + " took the data; move the partition to a new split");
@@ -233,6 +257,11 @@ final class PushIntake {
                 + " takes no more data (a write failed, it was dropped or the server is"
                 + " stopping); push to a new location");
     }
+  }
+
+  /** The split a push names, for its error message. */
+  private static SplitKey splitOf(ServerShuffle shuffle, int partitionId, int epoch) {
+    return new SplitKey(shuffle.appId(), shuffle.shuffleId(), partitionId, epoch);
   }
 
   private Outcome bad(String message) {

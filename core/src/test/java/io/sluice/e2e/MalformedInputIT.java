@@ -194,6 +194,29 @@ class MalformedInputIT {
     assertThat(r.getMerged().getMessages(0)).isEmpty();
     assertThat(r.getMerged().getMessages(1)).contains("partition 9 is outside [0, 8)");
     assertThat(r.getMerged().getMessages(2)).contains("partition 3", "claims 20 payload bytes");
+    // a shuffle this server does not have: every part says so, naming it
+    Response unknown =
+        callForResponse(
+            id ->
+                Messages.request(
+                    MessageType.PUSH_MERGED,
+                    PushMerged.newBuilder()
+                        .setRequestId(id)
+                        .setAppId(APP)
+                        .setShuffleId(9)
+                        .addPartitionIds(2)
+                        .addPartitionIds(3)
+                        .addEpochs(0)
+                        .addEpochs(0)
+                        .addLengths(34)
+                        .addLengths(34)
+                        .build(),
+                    id,
+                    Unpooled.wrappedBuffer(batch(0, 10, 10), batch(1, 10, 10))));
+    assertThat(unknown.getMerged().getStatusesList())
+        .containsExactly(Status.SHUFFLE_NOT_REGISTERED, Status.SHUFFLE_NOT_REGISTERED);
+    assertThat(unknown.getMerged().getMessagesList())
+        .allSatisfy(m -> assertThat(m).contains("shuffle 9 is not registered"));
     // the part that was taken is read back after commit
     call(
         id ->
