@@ -140,10 +140,15 @@ class MalformedInputIT {
     assertStatus(push(APP, 1, 2, () -> batch(0, 10, 10)), Status.STAGE_ENDED, "committed");
   }
 
-  /** A merged push of {@code parts} (partition, length) pairs; every epoch 0. */
+  /** A merged push of {@code parts} (partition, length) pairs to shuffle 1; every epoch 0. */
   private LongFunction<Message> merged(int[][] parts, Supplier<ByteBuf> body) {
+    return merged(1, parts, body);
+  }
+
+  private LongFunction<Message> merged(int shuffleId, int[][] parts, Supplier<ByteBuf> body) {
     return id -> {
-      PushMerged.Builder h = PushMerged.newBuilder().setRequestId(id).setAppId(APP).setShuffleId(1);
+      PushMerged.Builder h =
+          PushMerged.newBuilder().setRequestId(id).setAppId(APP).setShuffleId(shuffleId);
       for (int[] part : parts) {
         h.addPartitionIds(part[0]).addEpochs(0).addLengths(part[1]);
       }
@@ -197,22 +202,10 @@ class MalformedInputIT {
     // a shuffle this server does not have: every part says so, naming it
     Response unknown =
         callForResponse(
-            id ->
-                Messages.request(
-                    MessageType.PUSH_MERGED,
-                    PushMerged.newBuilder()
-                        .setRequestId(id)
-                        .setAppId(APP)
-                        .setShuffleId(9)
-                        .addPartitionIds(2)
-                        .addPartitionIds(3)
-                        .addEpochs(0)
-                        .addEpochs(0)
-                        .addLengths(34)
-                        .addLengths(34)
-                        .build(),
-                    id,
-                    Unpooled.wrappedBuffer(batch(0, 10, 10), batch(1, 10, 10))));
+            merged(
+                9,
+                new int[][] {{2, 34}, {3, 34}},
+                () -> Unpooled.wrappedBuffer(batch(0, 10, 10), batch(1, 10, 10))));
     assertThat(unknown.getMerged().getStatusesList())
         .containsExactly(Status.SHUFFLE_NOT_REGISTERED, Status.SHUFFLE_NOT_REGISTERED);
     assertThat(unknown.getMerged().getMessagesList())
