@@ -127,7 +127,8 @@ final class StateKeys {
     if (n < 0) {
       throw new IllegalArgumentException("negative id " + n + " in a state key");
     }
-    return String.format("%010d", n);
+    String digits = Integer.toString(n); // at most 10: the width of Integer.MAX_VALUE
+    return "0000000000".substring(digits.length()) + digits; // not String.format: every commit
   }
 
   private static byte[] bytes(String s) {

@@ -15,19 +15,29 @@ public final class MapIndexSet {
   /** Runs kept before nearby runs merge: 8 KiB per split at most. */
   public static final int MAX_RUNS = 1024;
 
-  private int[] starts;
-  private int[] ends;
+  /**
+   * Run i is {@code [bounds[2i], bounds[2i + 1])}: one array, so the check every pushed batch makes
+   * (does its map extend the last run?) touches one cache line of it, not two.
+   */
+  private int[] bounds;
+
   private int runs;
 
   public MapIndexSet() {
-    starts = new int[4];
-    ends = new int[4];
+    bounds = new int[8];
   }
 
-  private MapIndexSet(int[] starts, int[] ends, int runs) {
-    this.starts = starts;
-    this.ends = ends;
+  private MapIndexSet(int[] bounds, int runs) {
+    this.bounds = bounds;
     this.runs = runs;
+  }
+
+  private int start(int run) {
+    return bounds[2 * run];
+  }
+
+  private int end(int run) {
+    return bounds[2 * run + 1];
   }
 
   /**
@@ -40,18 +50,18 @@ public final class MapIndexSet {
       throw new IllegalArgumentException("map index " + mapIndex + " is out of range");
     }
     int i = floor(mapIndex);
-    if (i >= 0 && mapIndex < ends[i]) {
+    if (i >= 0 && mapIndex < end(i)) {
       return;
     }
-    boolean joinsLeft = i >= 0 && ends[i] == mapIndex;
-    boolean joinsRight = i + 1 < runs && starts[i + 1] == mapIndex + 1;
+    boolean joinsLeft = i >= 0 && end(i) == mapIndex;
+    boolean joinsRight = i + 1 < runs && start(i + 1) == mapIndex + 1;
     if (joinsLeft && joinsRight) {
-      ends[i] = ends[i + 1];
+      bounds[2 * i + 1] = end(i + 1);
       remove(i + 1);
     } else if (joinsLeft) {
-      ends[i] = mapIndex + 1;
+      bounds[2 * i + 1] = mapIndex + 1;
     } else if (joinsRight) {
-      starts[i + 1] = mapIndex;
+      bounds[2 * (i + 1)] = mapIndex;
     } else {
       insert(i + 1, mapIndex, mapIndex + 1);
       if (runs > MAX_RUNS) {
@@ -62,28 +72,37 @@ public final class MapIndexSet {
 
   /** The run whose start is the largest at or below {@code value}; -1 when none. */
   private int floor(int value) {
-    if (runs > 0 && starts[runs - 1] <= value) {
+    if (runs > 0 && start(runs - 1) <= value) {
       return runs - 1; // maps mostly arrive in increasing order
     }
-    int found = Arrays.binarySearch(starts, 0, runs, value);
-    return found >= 0 ? found : -found - 2;
+    int low = 0;
+    int high = runs - 1;
+    while (low <= high) {
+      int mid = (low + high) >>> 1;
+      int start = start(mid);
+      if (start < value) {
+        low = mid + 1;
+      } else if (start > value) {
+        high = mid - 1;
+      } else {
+        return mid;
+      }
+    }
+    return low - 1;
   }
 
   private void insert(int at, int start, int end) {
-    if (runs == starts.length) {
-      starts = Arrays.copyOf(starts, runs * 2);
-      ends = Arrays.copyOf(ends, runs * 2);
+    if (2 * runs == bounds.length) {
+      bounds = Arrays.copyOf(bounds, bounds.length * 2);
     }
-    System.arraycopy(starts, at, starts, at + 1, runs - at);
-    System.arraycopy(ends, at, ends, at + 1, runs - at);
-    starts[at] = start;
-    ends[at] = end;
+    System.arraycopy(bounds, 2 * at, bounds, 2 * at + 2, 2 * (runs - at));
+    bounds[2 * at] = start;
+    bounds[2 * at + 1] = end;
     runs++;
   }
 
   private void remove(int at) {
-    System.arraycopy(starts, at + 1, starts, at, runs - at - 1);
-    System.arraycopy(ends, at + 1, ends, at, runs - at - 1);
+    System.arraycopy(bounds, 2 * at + 2, bounds, 2 * at, 2 * (runs - at - 1));
     runs--;
   }
 
@@ -91,13 +110,13 @@ public final class MapIndexSet {
     int best = 0;
     long bestGap = Long.MAX_VALUE;
     for (int j = 0; j + 1 < runs; j++) {
-      long gap = (long) starts[j + 1] - ends[j];
+      long gap = (long) start(j + 1) - end(j);
       if (gap < bestGap) {
         bestGap = gap;
         best = j;
       }
     }
-    ends[best] = ends[best + 1];
+    bounds[2 * best + 1] = end(best + 1);
     remove(best + 1);
   }
 
@@ -107,12 +126,12 @@ public final class MapIndexSet {
 
   /** The smallest index; -1 when empty. */
   public int first() {
-    return runs == 0 ? -1 : starts[0];
+    return runs == 0 ? -1 : start(0);
   }
 
   /** The largest index; -1 when empty. */
   public int last() {
-    return runs == 0 ? -1 : ends[runs - 1] - 1;
+    return runs == 0 ? -1 : end(runs - 1) - 1;
   }
 
   public int runCount() {
@@ -122,17 +141,12 @@ public final class MapIndexSet {
   /** True when the set holds {@code mapIndex} (or claims it, after runs merged). */
   public boolean contains(int mapIndex) {
     int i = floor(mapIndex);
-    return i >= 0 && mapIndex < ends[i];
+    return i >= 0 && mapIndex < end(i);
   }
 
   /** The runs as {@code start0, end0, start1, end1, ...}, ends exclusive. */
   public int[] toRuns() {
-    int[] out = new int[runs * 2];
-    for (int i = 0; i < runs; i++) {
-      out[2 * i] = starts[i];
-      out[2 * i + 1] = ends[i];
-    }
-    return out;
+    return Arrays.copyOf(bounds, 2 * runs);
   }
 
   /**
@@ -145,8 +159,6 @@ public final class MapIndexSet {
       throw new IllegalArgumentException("map index runs need an even count, got " + flat.length);
     }
     int n = flat.length / 2;
-    int[] starts = new int[Math.max(4, n)];
-    int[] ends = new int[Math.max(4, n)];
     int previousEnd = -1;
     for (int i = 0; i < n; i++) {
       int start = flat[2 * i];
@@ -155,11 +167,9 @@ public final class MapIndexSet {
         throw new IllegalArgumentException(
             "map index run [" + start + ", " + end + ") is empty, negative or out of order");
       }
-      starts[i] = start;
-      ends[i] = end;
       previousEnd = end;
     }
-    MapIndexSet set = new MapIndexSet(starts, ends, n);
+    MapIndexSet set = new MapIndexSet(Arrays.copyOf(flat, Math.max(8, flat.length)), n);
     while (set.runs > MAX_RUNS) {
       set.mergeClosestRuns();
     }
@@ -176,8 +186,7 @@ public final class MapIndexSet {
   }
 
   public MapIndexSet copy() {
-    return new MapIndexSet(
-        Arrays.copyOf(starts, starts.length), Arrays.copyOf(ends, ends.length), runs);
+    return new MapIndexSet(Arrays.copyOf(bounds, bounds.length), runs);
   }
 
   @Override
@@ -186,9 +195,7 @@ public final class MapIndexSet {
       return false;
     }
     MapIndexSet other = (MapIndexSet) o;
-    return runs == other.runs
-        && Arrays.equals(starts, 0, runs, other.starts, 0, runs)
-        && Arrays.equals(ends, 0, runs, other.ends, 0, runs);
+    return runs == other.runs && Arrays.equals(bounds, 0, 2 * runs, other.bounds, 0, 2 * runs);
   }
 
   @Override
@@ -202,9 +209,9 @@ public final class MapIndexSet {
     for (int i = 0; i < runs && i < 8; i++) {
       b.append(i == 0 ? "" : ", ")
           .append('[')
-          .append(starts[i])
+          .append(start(i))
           .append(", ")
-          .append(ends[i])
+          .append(end(i))
           .append(')');
     }
     return b.append(runs > 8 ? ", ...}" : "}").toString();

@@ -34,7 +34,7 @@ public final class ServerShuffle {
   private final int shuffleId;
   private final ShuffleShape shape;
   private final DataDirectories dirs;
-  private final Map<Long, ReducePartitionSplit> splits = new ConcurrentHashMap<>();
+  private final SplitTable splits = new SplitTable();
 
   /** Splits committed before this server started, from the state store. */
   private final Map<Long, CommittedSplitFile> restored = new ConcurrentHashMap<>();
@@ -129,14 +129,14 @@ public final class ServerShuffle {
       if (refusal != null) {
         throw new StorageUnavailableException(refusal + "; push to a new location");
       }
-      return splits.computeIfAbsent(
-          id,
-          k -> {
-            SplitKey key = new SplitKey(appId, shuffleId, partitionId, epoch);
-            ReducePartitionSplit created = dirs.newSplit(key);
-            state.splitOpened(key);
-            return created;
-          });
+      split = splits.get(id); // another thread may have added it since the lookup above
+      if (split == null) {
+        SplitKey key = new SplitKey(appId, shuffleId, partitionId, epoch);
+        split = dirs.newSplit(key);
+        state.splitOpened(key);
+        splits.add(id, split);
+      }
+      return split;
     }
   }
 

@@ -2,7 +2,9 @@ package io.sluice.server.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -44,5 +46,34 @@ class MapIndexSetTest {
     for (int m = exact.nextSetBit(0); m >= 0; m = exact.nextSetBit(m + 1)) {
       assertThat(set.contains(m)).as("map %d", m).isTrue(); // may claim more, never fewer
     }
+  }
+
+  @Test
+  void indexesAddedInAnyOrderGiveTheExactRunsBelowTheCap() {
+    Random random = new Random(11);
+    for (int round = 0; round < 200; round++) {
+      MapIndexSet set = new MapIndexSet();
+      BitSet exact = new BitSet();
+      int n = 1 + random.nextInt(300);
+      for (int i = 0; i < n; i++) {
+        int m = random.nextInt(400);
+        set.add(m);
+        exact.set(m);
+      }
+      List<Integer> runs = new ArrayList<>();
+      for (int m = exact.nextSetBit(0); m >= 0; m = exact.nextSetBit(exact.nextClearBit(m))) {
+        runs.add(m);
+        runs.add(exact.nextClearBit(m));
+      }
+      assertThat(set.toRuns()).as("round %d", round).containsExactly(toArray(runs));
+      for (int m = 0; m < 401; m++) {
+        assertThat(set.contains(m)).as("round %d, map %d", round, m).isEqualTo(exact.get(m));
+      }
+      assertThat(MapIndexSet.fromRuns(set.toRuns())).isEqualTo(set);
+    }
+  }
+
+  private static int[] toArray(List<Integer> values) {
+    return values.stream().mapToInt(Integer::intValue).toArray();
   }
 }
