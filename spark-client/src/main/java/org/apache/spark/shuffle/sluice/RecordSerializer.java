@@ -33,6 +33,15 @@ abstract class RecordSerializer {
   /** Hands every serialized byte held here to the pusher (which may still buffer them). */
   abstract void flushToPusher() throws IOException;
 
+  /**
+   * After the last record: hands every byte to the pusher and closes the serializer's streams,
+   * which gives back what they borrowed. A Kryo stream holds one of Spark's pooled Kryo instances
+   * until it is closed; one never closed is lost to the pool, and the next task builds a new
+   * instance (class registrations, field serializers by reflection: milliseconds, and code to
+   * compile again).
+   */
+  abstract void close() throws IOException;
+
   static RecordSerializer create(
       Serializer serializer, MapOutputPusher pusher, int bufferSize, int numPartitions) {
     SerializerInstance instance = serializer.newInstance();
@@ -78,6 +87,12 @@ abstract class RecordSerializer {
 
     @Override
     void flushToPusher() {}
+
+    /** The stream wrote each record whole and flushed it, so closing it writes nothing more. */
+    @Override
+    void close() throws IOException {
+      stream.close();
+    }
 
     @Override
     long bytesSerialized() {
@@ -138,6 +153,12 @@ abstract class RecordSerializer {
           closeInto(p);
         }
       }
+    }
+
+    /** Each partition's stream is closed when it goes to the pusher. */
+    @Override
+    void close() throws IOException {
+      flushToPusher();
     }
 
     @Override

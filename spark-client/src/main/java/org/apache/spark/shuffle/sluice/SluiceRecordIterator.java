@@ -12,6 +12,7 @@ import java.io.InputStream;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.TimeUnit;
+import org.apache.spark.serializer.DeserializationStream;
 import org.apache.spark.serializer.SerializerInstance;
 import org.apache.spark.shuffle.FetchFailedException;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
@@ -52,6 +53,13 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
   private MapOutputsByGeneration.Generation generation;
   private PartitionReader reader;
   private Iterator<Tuple2<Object, Object>> records;
+
+  /**
+   * The stream {@link #records} reads: closed when read to its end, or by {@link #close} when the
+   * task stops early (a limit), so its pooled Kryo instance goes back to Spark's pool.
+   */
+  private DeserializationStream stream;
+
   private boolean closed;
 
   SluiceRecordIterator(
@@ -91,7 +99,8 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
           close(); // the one stream ended: every batch is read
           return false;
         }
-        records = serializer.deserializeStream(new BatchesStream()).asKeyValueIterator();
+        stream = serializer.deserializeStream(new BatchesStream());
+        records = stream.asKeyValueIterator();
         continue;
       }
       ShuffleBatch batch = nextBatch();
@@ -99,10 +108,9 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
         return false;
       }
       // the batch's bytes stay valid until reader.next(), called once these records are read
-      records =
-          serializer
-              .deserializeStream(new ByteArrayInputStream(batch.bytes(), 0, batch.length()))
-              .asKeyValueIterator();
+      stream =
+          serializer.deserializeStream(new ByteArrayInputStream(batch.bytes(), 0, batch.length()));
+      records = stream.asKeyValueIterator();
     }
     return true;
   }
@@ -238,6 +246,10 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
     closed = true;
     pending.clear();
     records = null;
+    if (stream != null) {
+      stream.close(); // again when read to its end: closing twice is harmless
+      stream = null;
+    }
     if (reader != null) {
       reader.close();
       reader = null;

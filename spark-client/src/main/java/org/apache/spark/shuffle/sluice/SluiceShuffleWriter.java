@@ -117,7 +117,7 @@ final class SluiceShuffleWriter<K, V, C> extends ShuffleWriter<K, V> {
       count++;
     }
     long start = System.nanoTime();
-    serializer.flushToPusher();
+    serializer.close();
     partitionLengths = pusher.finish();
     metrics.incWriteTime(System.nanoTime() - start);
     memory.releaseAll();

@@ -61,7 +61,7 @@ class RecordSerializerTest {
           records.write(p, i, value);
           expected.computeIfAbsent(p, k -> new ArrayList<>()).add(i + "=" + value);
         }
-        records.flushToPusher();
+        records.close();
         pusher.finish();
         serialized = records.bytesSerialized();
       }
@@ -102,5 +102,30 @@ class RecordSerializerTest {
     JavaSerializer java = new JavaSerializer(new SparkConf(false));
     assertThat(java.supportsRelocationOfSerializedObjects()).isFalse();
     assertThat(roundTrip(java)).isGreaterThan(3000);
+  }
+
+  @Test
+  void mapTasksGiveTheirKryoBackToSparksPool() throws Exception {
+    KryoSerializer kryo =
+        new KryoSerializer(
+            new SparkConf(false)
+                .set("spark.kryo.registrator", CountingKryoRegistrator.class.getName()));
+    assertThat(kryo.supportsRelocationOfSerializedObjects()).isTrue();
+    int before = CountingKryoRegistrator.BUILT.get();
+    try (TestCluster cluster = TestCluster.start(tmp, 1, Map.of())) {
+      cluster.coordinator().registerShuffle(0, 5, PARTITIONS);
+      for (int map = 0; map < 5; map++) {
+        try (MapOutputPusher pusher = cluster.pusher(0, map, 0)) {
+          RecordSerializer records = RecordSerializer.create(kryo, pusher, BUFFER, PARTITIONS);
+          for (int i = 0; i < 10; i++) {
+            records.write(i % PARTITIONS, i, "value-" + i);
+          }
+          records.close();
+          pusher.finish();
+        }
+      }
+    }
+    // one instance, borrowed and given back by every task; not one built per task
+    assertThat(CountingKryoRegistrator.BUILT.get() - before).isLessThanOrEqualTo(1);
   }
 }
