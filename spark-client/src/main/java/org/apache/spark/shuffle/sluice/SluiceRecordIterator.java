@@ -165,7 +165,7 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
     while (true) {
       if (reader == null) {
         if (pending.isEmpty() || closed) {
-          close();
+          closeReaders(); // not the stream: it is reading these last bytes
           return null;
         }
         generation = pending.poll();
@@ -241,15 +241,20 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
         + ")";
   }
 
-  /** Releases fetched chunks and closes streams; idempotent. */
+  /** Releases fetched chunks and closes the deserialization stream; idempotent. */
   void close() {
+    closeReaders();
+    if (stream != null) {
+      stream.close(); // a second time when it was read to its end: harmless
+      stream = null;
+    }
+  }
+
+  /** Drops the generations not read yet and releases the open reader's chunks. */
+  private void closeReaders() {
     closed = true;
     pending.clear();
     records = null;
-    if (stream != null) {
-      stream.close(); // again when read to its end: closing twice is harmless
-      stream = null;
-    }
     if (reader != null) {
       reader.close();
       reader = null;
