@@ -39,47 +39,35 @@ class SparkBenchmarkOptionsTest {
         .containsEntry("sluice.storage.policy", "memory,local");
   }
 
+  /** Runs {@code shuffle-bench spark args}, which must refuse them (exit 2); what it printed. */
+  private static String refusal(String... args) {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+    int exit = SparkBenchmark.run(args, out, new PrintStream(err, true, StandardCharsets.UTF_8));
+    assertThat(exit).isEqualTo(2);
+    return err.toString(StandardCharsets.UTF_8);
+  }
+
   @Test
   void aSettingWithoutValueIsRefusedBeforeAnythingStarts() {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int exit =
-        SparkBenchmark.run(
-            new String[] {"--server-conf", "sluice.read.sortMapRanges"},
-            new PrintStream(out, true, StandardCharsets.UTF_8),
-            new PrintStream(err, true, StandardCharsets.UTF_8));
-    assertThat(exit).isEqualTo(2);
-    assertThat(err.toString(StandardCharsets.UTF_8))
+    assertThat(refusal("--server-conf", "sluice.read.sortMapRanges"))
         .contains("--server-conf takes key=value")
         .contains("'sluice.read.sortMapRanges'");
   }
 
   @Test
   void warmupsOutsideTheirRangeAreRefusedBeforeAnythingStarts() {
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    PrintStream errors = new PrintStream(err, true, StandardCharsets.UTF_8);
-    PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
-    assertThat(SparkBenchmark.run(new String[] {"--warmups", "-1"}, out, errors)).isEqualTo(2);
-    assertThat(err.toString(StandardCharsets.UTF_8))
-        .contains("--warmups must be between 0 and 10, not -1");
-    err.reset();
-    assertThat(SparkBenchmark.run(new String[] {"--warmups", "11"}, out, errors)).isEqualTo(2);
-    assertThat(err.toString(StandardCharsets.UTF_8)).contains("not 11");
+    assertThat(refusal("--warmups", "-1")).contains("--warmups must be between 0 and 10, not -1");
+    assertThat(refusal("--warmups", "11")).contains("not 11");
   }
 
   @Test
   void anUnknownSparkLineOrWorkloadIsRefusedNamingWhatIsKnown() {
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    PrintStream errors = new PrintStream(err, true, StandardCharsets.UTF_8);
-    PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
-    assertThat(SparkBenchmark.run(new String[] {"--spark-line", "3.4"}, out, errors)).isEqualTo(2);
-    assertThat(err.toString(StandardCharsets.UTF_8))
+    assertThat(refusal("--spark-line", "3.4"))
         .contains("--spark-line must be one of")
         .contains("4.2")
         .contains("'3.4'");
-    err.reset();
-    assertThat(SparkBenchmark.run(new String[] {"--workloads", "sort"}, out, errors)).isEqualTo(2);
-    assertThat(err.toString(StandardCharsets.UTF_8))
+    assertThat(refusal("--workloads", "sort"))
         .contains("unknown workload 'sort'")
         .contains("small-blocks");
   }

@@ -71,15 +71,13 @@ final class PushIntake {
     if (shuffle == null) {
       return notRegistered(h.getAppId(), h.getShuffleId());
     }
+    // read before the split takes the body: once taken, a flusher may write and release it
+    int bytes = body.readableBytes();
     Outcome outcome =
         tryAccept(
-            shuffle,
-            h.getPartitionId(),
-            h.getEpoch(),
-            body,
-            request.reservedBytes() == body.readableBytes());
+            shuffle, h.getPartitionId(), h.getEpoch(), body, request.reservedBytes() == bytes);
     if (outcome.taken()) {
-      countPushed(h.getAppId(), body.readableBytes());
+      countPushed(h.getAppId(), bytes);
       request.handOver();
     }
     return outcome;

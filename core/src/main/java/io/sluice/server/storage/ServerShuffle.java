@@ -98,7 +98,8 @@ public final class ServerShuffle {
     return shape;
   }
 
-  private static long splitId(int partitionId, int epoch) {
+  /** The id of split (partition, epoch) in {@link SplitTable}; of map (index, attempt) too. */
+  static long splitId(int partitionId, int epoch) {
     return ((long) partitionId << 32) | (epoch & 0xffffffffL);
   }
 

@@ -34,8 +34,8 @@ class SplitTableTest {
     dirs.close();
   }
 
-  private static long id(int partition, int epoch) {
-    return ((long) partition << 32) | (epoch & 0xffffffffL);
+  private static long idOf(ReducePartitionSplit split) {
+    return ServerShuffle.splitId(split.key().partitionId(), split.key().epoch());
   }
 
   private List<ReducePartitionSplit> splits(int n) {
@@ -51,13 +51,14 @@ class SplitTableTest {
     SplitTable table = new SplitTable();
     List<ReducePartitionSplit> splits = splits(3000);
     for (ReducePartitionSplit s : splits) {
-      table.add(id(s.key().partitionId(), s.key().epoch()), s);
+      table.add(idOf(s), s);
     }
     for (ReducePartitionSplit s : splits) {
-      assertThat(table.get(id(s.key().partitionId(), s.key().epoch()))).isSameAs(s);
+      assertThat(table.get(idOf(s))).isSameAs(s);
     }
-    assertThat(table.get(id(0, 1))).isNull(); // partition 0 was added with epoch 0 only
-    assertThat(table.get(id(3000, 0))).isNull();
+    assertThat(table.get(ServerShuffle.splitId(0, 1)))
+        .isNull(); // partition 0 was added with epoch 0 only
+    assertThat(table.get(ServerShuffle.splitId(3000, 0))).isNull();
     assertThat(table.get(-1L)).isNull();
     assertThat(table.values()).containsExactlyInAnyOrderElementsOf(splits);
   }
@@ -76,7 +77,7 @@ class SplitTableTest {
                 found = 0;
                 for (ReducePartitionSplit s : splits) {
                   SplitKey k = s.key();
-                  ReducePartitionSplit got = table.get(id(k.partitionId(), k.epoch()));
+                  ReducePartitionSplit got = table.get(idOf(s));
                   if (got != null && got != s) {
                     wrong.compareAndSet(null, "looking up " + k + " found " + got.key());
                   }
@@ -86,7 +87,7 @@ class SplitTableTest {
             });
     reader.start();
     for (ReducePartitionSplit s : splits) {
-      table.add(id(s.key().partitionId(), s.key().epoch()), s);
+      table.add(idOf(s), s);
     }
     done.set(true);
     reader.join();
