@@ -270,6 +270,14 @@ final class SparkBenchmark {
     private static final double GIB = 1024.0 * 1024 * 1024;
     private final String[] modes = {"built-in", "sluice", "sluice"};
 
+    /** Bytes and rounds of the kernel-floor probe run before the jobs. */
+    private static final long FLOOR_BYTES = 512L << 20;
+
+    private static final int FLOOR_ROUNDS = 3;
+
+    /** What the kernel alone charges a server per GiB here; null where thread CPU is unknown. */
+    private KernelFloor floor;
+
     private final Options options;
     private final PrintStream out;
 
@@ -302,6 +310,10 @@ final class SparkBenchmark {
       BenchHdfs hdfs = options.hdfsTier ? BenchHdfs.start(dir.resolve("hdfs")) : null;
       if (hdfs != null) {
         settings.putAll(hdfs.serverSettings());
+      }
+      floor = KernelFloor.measure(dir, FLOOR_BYTES, FLOOR_ROUNDS);
+      if (floor != null) {
+        out.println("# kernel floor in " + dir + ": " + floor);
       }
       try (Servers servers = new Servers(settings)) {
         for (int i = 0; i < (factor > 1 ? 2 : 1); i++) {
@@ -404,8 +416,9 @@ final class SparkBenchmark {
       Path sparkHome = Files.createDirectories(Path.of(options.dir, "spark-home"));
       child.environment().put("SPARK_HOME", sparkHome.toString());
       Process process = child.start();
-      long cpuBefore = 0;
+      CpuMeter.Snapshot cpuBefore = null;
       long bytesBefore = 0;
+      long readBefore = 0;
       try (BufferedReader lines =
           new BufferedReader(
               new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
@@ -413,8 +426,9 @@ final class SparkBenchmark {
         while ((text = lines.readLine()) != null) {
           String[] f = text.split(" ", -1);
           if (f[0].equals(SparkBenchmarkDriver.BEGIN)) {
-            cpuBefore = servers.cpuNanos();
+            cpuBefore = servers.cpu();
             bytesBefore = servers.bytesShuffled();
+            readBefore = servers.bytesRead();
           } else if (f[0].equals(SparkBenchmarkDriver.END)) {
             int column = Integer.parseInt(f[2]);
             record(
@@ -426,7 +440,8 @@ final class SparkBenchmark {
                 SparkBenchmarkDriver.decode(f[5]),
                 column == BUILTIN ? null : servers,
                 cpuBefore,
-                bytesBefore);
+                bytesBefore,
+                readBefore);
           } else {
             out.println(text);
           }
@@ -444,8 +459,9 @@ final class SparkBenchmark {
         String signature,
         String note,
         Servers servers,
-        long cpuBefore,
-        long bytesBefore) {
+        CpuMeter.Snapshot cpuBefore,
+        long bytesBefore,
+        long readBefore) {
       String mode = modes[column];
       results.seconds.get(workload)[column] = seconds;
       results.signatures.get(workload)[column] = signature;
@@ -456,18 +472,34 @@ final class SparkBenchmark {
         out.printf(Locale.ROOT, "#   %s: %.2f s, %s%n", mode, seconds, signature);
         return;
       }
-      double cpu = servers.cpuSupported() ? (servers.cpuNanos() - cpuBefore) / 1e9 : Double.NaN;
+      CpuMeter.Snapshot cpuAfter = servers.cpu();
+      double cpu =
+          servers.cpuSupported()
+              ? (cpuAfter.serverNanos - cpuBefore.serverNanos) / 1e9
+              : Double.NaN;
       long bytes = servers.bytesShuffled() - bytesBefore;
+      long read = servers.bytesRead() - readBefore;
       results.serverCpuSeconds.get(workload)[column] = cpu;
       results.bytesShuffled.get(workload)[column] = bytes;
+      results.bytesRead.get(workload)[column] = read;
       out.printf(
           Locale.ROOT,
-          "#   %s: %.2f s, %s; server CPU %.2f s for %.3f GiB shuffled%n",
+          "#   %s: %.2f s, %s; server CPU %.2f s for %.3f GiB shuffled, %.3f GiB read%n",
           mode,
           seconds,
           signature,
           cpu,
-          bytes / GIB);
+          bytes / GIB,
+          read / GIB);
+      if (servers.cpuSupported()) {
+        out.println(
+            "#   server CPU s by thread: "
+                + cpuAfter.serverSecondsByGroupSince(cpuBefore)
+                + (floor == null
+                    ? ""
+                    : String.format(
+                        Locale.ROOT, "; kernel floor %.2f s", floor.seconds(bytes, read))));
+      }
     }
 
     /** The --server-conf settings as a map; names the setting that is not key=value. */
@@ -484,6 +516,7 @@ final class SparkBenchmark {
       final Map<String, String[]> signatures = new LinkedHashMap<>();
       final Map<String, double[]> serverCpuSeconds = new LinkedHashMap<>();
       final Map<String, long[]> bytesShuffled = new LinkedHashMap<>();
+      final Map<String, long[]> bytesRead = new LinkedHashMap<>();
       final Map<String, String> notes = new LinkedHashMap<>();
 
       Results(List<SparkWorkloads.Workload> workloads) {
@@ -492,6 +525,7 @@ final class SparkBenchmark {
           signatures.put(w.name(), new String[3]);
           serverCpuSeconds.put(w.name(), new double[3]);
           bytesShuffled.put(w.name(), new long[3]);
+          bytesRead.put(w.name(), new long[3]);
         }
       }
 
@@ -539,8 +573,16 @@ final class SparkBenchmark {
         return cpu.serverCpuSupported();
       }
 
-      long cpuNanos() {
-        return cpu.snapshot().serverNanos;
+      CpuMeter.Snapshot cpu() {
+        return cpu.snapshot();
+      }
+
+      long bytesRead() {
+        long bytes = 0;
+        for (MetricRegistry registry : registries) {
+          bytes += registry.meter(ServerMetrics.PREFIX + "bytesRead").getCount();
+        }
+        return bytes;
       }
 
       long bytesShuffled() {
@@ -565,7 +607,7 @@ final class SparkBenchmark {
       out.println();
       out.printf(
           Locale.ROOT,
-          "%-14s %12s %12s %8s %14s %10s %10s %12s %8s  %s%n",
+          "%-14s %12s %12s %8s %14s %10s %10s %12s %8s %8s  %s%n",
           "workload",
           "built-in s",
           "sluice s",
@@ -574,6 +616,7 @@ final class SparkBenchmark {
           replicationBoth ? "repl cost" : "cksum cost",
           "GiB",
           both ? "srv CPU s/GiB" : "srv s/GiB",
+          "floor",
           "equal",
           "notes");
       List<String> json = new ArrayList<>();
@@ -589,12 +632,15 @@ final class SparkBenchmark {
         double cpuPerGiB = results.serverCpuPerGiB(w.name(), SLUICE);
         double otherCpuPerGiB = both ? results.serverCpuPerGiB(w.name(), OTHER) : Double.NaN;
         long bytes = results.bytesShuffled.get(w.name())[SLUICE];
+        long read = results.bytesRead.get(w.name())[SLUICE];
+        double floorPerGiB =
+            floor == null || bytes == 0 ? Double.NaN : floor.seconds(bytes, read) / (bytes / GIB);
         totalOn += s[SLUICE];
         totalOff += s[OTHER];
         String note = results.notes.getOrDefault(w.name(), "");
         out.printf(
             Locale.ROOT,
-            "%-14s %12.2f %12.2f %8.3f %14s %10s %10.3f %12s %8s  %s%n",
+            "%-14s %12.2f %12.2f %8.3f %14s %10s %10.3f %12s %8.2f %8s  %s%n",
             w.name(),
             s[BUILTIN],
             s[SLUICE],
@@ -604,6 +650,7 @@ final class SparkBenchmark {
             bytes / GIB,
             String.format(Locale.ROOT, "%.2f", cpuPerGiB)
                 + (both ? String.format(Locale.ROOT, " / %.2f", otherCpuPerGiB) : ""),
+            floorPerGiB,
             equal,
             note);
         json.add(
@@ -623,6 +670,10 @@ final class SparkBenchmark {
                 + Json.num(results.serverCpuSeconds.get(w.name())[SLUICE])
                 + ",\"serverCpuSecondsPerGiB\":"
                 + Json.num(cpuPerGiB)
+                + ",\"bytesRead\":"
+                + read
+                + ",\"kernelFloorCpuSecondsPerGiB\":"
+                + Json.num(floorPerGiB)
                 + (both
                     ? ",\""
                         + otherName()
@@ -651,6 +702,10 @@ final class SparkBenchmark {
               + " srv s/GiB: CPU seconds of the server threads (event loops, flushers, sorters...)"
               + " per GiB"
               + (both ? ", " + modes[SLUICE] + " / " + modes[OTHER] : "")
+              + "; floor: the CPU seconds per GiB the kernel alone charges for those bytes here"
+              + " (written to a file and received over loopback, plus the bytes read sent with"
+              + " sendfile), measured before the jobs"
+              + (floor == null ? "" : " (" + floor + ")")
               + ".");
       for (String line : json) {
         out.println(line);
@@ -672,6 +727,15 @@ final class SparkBenchmark {
               + Json.str(options.replication)
               + ",\"storage\":"
               + Json.str(options.hdfsTier ? "hdfs" : "local")
+              + (floor == null
+                  ? ""
+                  : ",\"kernelFloorCpuSecondsPerGiB\":{\"write\":"
+                      + Json.num(floor.writeSecondsPerGiB)
+                      + ",\"receive\":"
+                      + Json.num(floor.receiveSecondsPerGiB)
+                      + ",\"sendfile\":"
+                      + Json.num(floor.sendfileSecondsPerGiB)
+                      + "}")
               + (both ? ",\"" + ratioName() + "\":" + Json.num(totalOn / totalOff) : "")
               + ",\"workloads\":["
               + String.join(",", json)
