@@ -49,6 +49,8 @@ import org.slf4j.LoggerFactory;
  * server stops it is {@linkplain #seal() sealed}: it answers HARD_SPLIT to new data and is
  * committed with everything it accepted.
  *
+ * <p>Accepted bodies wait in {@link PendingBatches}, which gathers small ones into few buffers.
+ *
  * <p><b>Threads.</b> {@link #append} runs on network threads; writes, moves, commit and discard run
  * on the split's single flusher thread in submission order. Buffers accepted by {@link #append}
  * belong to the split until the flusher has written or discarded them; it then releases them and
@@ -81,8 +83,7 @@ public final class ReducePartitionSplit {
 
   // guarded by this
   private State state = State.WRITING;
-  private List<ByteBuf> pending = new ArrayList<>();
-  private long pendingBytes;
+  private final PendingBatches pending;
   private long acceptedBytes;
   private boolean movedOff;
   private boolean sealed;
@@ -119,6 +120,7 @@ public final class ReducePartitionSplit {
     this.fsync = conf.commitFsync();
     this.memoryTierMaxSplit = conf.memoryTierMaxSplit();
     this.mapRuns = new MapRunRecorder(chunkSize);
+    this.pending = new PendingBatches(memory);
     dir.activeSplitSet().add(this);
     metrics.activeSplits().inc();
   }
@@ -156,10 +158,9 @@ public final class ReducePartitionSplit {
       return Status.HARD_SPLIT;
     }
     BatchFormat.forEachMapIndex(body, mapIndexes::add); // the intake checked the body
-    pending.add(body);
-    pendingBytes += body.readableBytes();
     acceptedBytes += body.readableBytes();
-    if (pendingBytes >= flushSize) {
+    pending.add(body);
+    if (pending.bytes() >= flushSize) {
       submitFlush();
     }
     if (acceptedBytes > splitThreshold || dir.health() == DataDirectory.Health.FULL) {
@@ -174,8 +175,8 @@ public final class ReducePartitionSplit {
    * @return the bytes handed over
    */
   public synchronized long flushNow() {
-    long bytes = pendingBytes;
-    if (state == State.WRITING && bytes > 0) {
+    long bytes = pending.reserved();
+    if (state == State.WRITING && pending.bytes() > 0) {
       submitFlush();
       return bytes;
     }
@@ -200,33 +201,35 @@ public final class ReducePartitionSplit {
     return acceptedBytes;
   }
 
-  /** Bytes buffered, not yet handed to the flusher. */
+  /** Budget bytes of what is buffered, not yet handed to the flusher. */
   public synchronized long pendingBytes() {
-    return pendingBytes;
+    return pending.reserved();
+  }
+
+  /** How many buffers hold what is buffered (gathering shows here). */
+  synchronized int pendingBuffers() {
+    return pending.bufferCount();
   }
 
   /** Caller holds the lock. Hands the pending buffers to the flusher. */
   private void submitFlush() {
     flushSubmitted = true;
-    List<ByteBuf> buffers = pending;
-    long bytes = pendingBytes;
-    pending = new ArrayList<>();
-    pendingBytes = 0;
-    flusher.execute(() -> write(buffers, bytes));
+    PendingBatches.Handed batches = pending.takeAll();
+    flusher.execute(() -> write(batches));
   }
 
   /**
-   * Flusher thread. Writes and then releases {@code buffers} and their reservation. A failed write
-   * takes the directory out of rotation, moves the file to a healthy one and writes there.
+   * Flusher thread. Writes {@code batches}, then releases them and their reservation. A failed
+   * write takes the directory out of rotation, moves the file to a healthy one and writes there.
    */
-  private void write(List<ByteBuf> buffers, long bytes) {
+  private void write(PendingBatches.Handed batches) {
     try {
       if (isDiscarded() || hasFailed()) {
         return;
       }
       try (Timer.Context ignored = metrics.flushLatency().time()) {
         try {
-          writeOut(buffers, bytes);
+          writeOut(batches.buffers, batches.bytes);
         } catch (IOException first) {
           DataDirectory failedDir = dir;
           String reason = "writing " + inProgressPath(failedDir) + " failed: " + first;
@@ -234,7 +237,7 @@ public final class ReducePartitionSplit {
             throw first;
           }
           moveTo(dirs.pick(failedDir), first);
-          writeOut(buffers, bytes);
+          writeOut(batches.buffers, batches.bytes);
         }
       }
     } catch (IOException e) {
@@ -245,10 +248,7 @@ public final class ReducePartitionSplit {
         }
       }
     } finally {
-      for (ByteBuf b : buffers) {
-        b.release();
-      }
-      memory.release(bytes);
+      batches.release(memory, 0);
     }
   }
 
@@ -431,14 +431,11 @@ public final class ReducePartitionSplit {
       return commitFuture;
     }
     state = State.COMMITTING;
-    List<ByteBuf> buffers = pending;
-    long bytes = pendingBytes;
-    pending = new ArrayList<>();
-    pendingBytes = 0;
+    PendingBatches.Handed batches = pending.takeAll();
     CompletableFuture<CommittedSplitFile> future = commitFuture;
     flusher.execute(
         () -> {
-          write(buffers, bytes);
+          write(batches);
           try {
             future.complete(finishFile());
           } catch (IOException | RuntimeException e) {
@@ -458,7 +455,7 @@ public final class ReducePartitionSplit {
         && !flushSubmitted
         && failure == null
         && !movedOff
-        && pendingBytes <= memoryTierMaxSplit
+        && pending.bytes() <= memoryTierMaxSplit
         && memory.held() <= memory.resumeWatermarkBytes();
   }
 
@@ -469,11 +466,9 @@ public final class ReducePartitionSplit {
    * this split, so computing the flusher-only fields here races with nothing.
    */
   private CommittedSplitFile commitInMemory() {
-    List<ByteBuf> buffers = pending;
-    long bytes = pendingBytes;
-    pending = new ArrayList<>();
-    pendingBytes = 0;
-    MapOrderedSegment segment = MapOrderedSegment.of(buffers);
+    PendingBatches.Handed batches = pending.takeAll();
+    long bytes = batches.bytes;
+    MapOrderedSegment segment = MapOrderedSegment.of(batches.buffers);
     for (int k = 0; k < segment.batchCount(); k++) {
       recordBatch(segment.mapIndex(k), segment.length(k));
     }
@@ -488,9 +483,7 @@ public final class ReducePartitionSplit {
     if (trailer != null) {
       image.writeBytes(trailer);
     }
-    for (ByteBuf b : buffers) {
-      b.release();
-    }
+    batches.release(memory, bytes); // the image keeps the reservation of its bytes
     if (chunkOffsets.get(chunkOffsets.size() - 1) != flushedLength) {
       chunkOffsets.add(flushedLength);
     }
@@ -639,27 +632,20 @@ public final class ReducePartitionSplit {
    * Idempotent.
    */
   public CompletableFuture<Void> discard() {
-    List<ByteBuf> buffers;
-    long bytes;
+    PendingBatches.Handed batches;
     InMemorySplit held;
     synchronized (this) {
       if (state == State.DISCARDED) {
         return CompletableFuture.completedFuture(null);
       }
       state = State.DISCARDED;
-      buffers = pending;
-      bytes = pendingBytes;
-      pending = new ArrayList<>();
-      pendingBytes = 0;
+      batches = pending.takeAll();
       held = inMemory;
     }
     if (held != null) {
       held.drop();
     }
-    for (ByteBuf b : buffers) {
-      b.release();
-    }
-    memory.release(bytes);
+    batches.release(memory, 0);
     CompletableFuture<Void> done = new CompletableFuture<>();
     flusher.execute(
         () -> {

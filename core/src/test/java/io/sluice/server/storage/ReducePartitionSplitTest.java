@@ -200,4 +200,111 @@ class ReducePartitionSplitTest {
     a.discard();
     b.discard();
   }
+
+  /** Batches of a split's file as {map index, batch id} pairs, in file order. */
+  private static List<int[]> batchesOf(CommittedSplitFile file) throws Exception {
+    ByteBuffer content = ByteBuffer.wrap(Files.readAllBytes(file.path()));
+    List<int[]> batches = new ArrayList<>();
+    for (long pos = 0; pos < file.length(); ) {
+      batches.add(
+          new int[] {
+            content.getInt((int) pos + BatchFormat.MAP_INDEX_OFFSET), content.getInt((int) pos + 12)
+          });
+      pos += BatchFormat.HEADER_SIZE + content.getInt((int) pos + BatchFormat.LENGTH_OFFSET);
+    }
+    return batches;
+  }
+
+  /** Directories in {@code tmp/name} whose splits flush at 1 MiB, sharing the budget. */
+  private DataDirectories unflushedDirs(String name) throws java.io.IOException {
+    ServerConf conf =
+        new ServerConf(
+            SluiceConf.of(
+                Map.of(
+                    "sluice.server.dirs", tmp.resolve(name).toString(),
+                    "sluice.flush.size", "1m",
+                    "sluice.memory.max", "4m")));
+    return new DataDirectories(conf, memory, new ServerMetrics(new MetricRegistry(), memory));
+  }
+
+  @Test
+  void smallBodiesAreGatheredIntoFewBuffersThatTheBudgetCountsWhole() throws Exception {
+    DataDirectories unflushed = unflushedDirs("c");
+    try {
+      ReducePartitionSplit split = unflushed.newSplit(new SplitKey("app", 1, 5, 0));
+      int bodies = 500;
+      long data = 0;
+      for (int i = 0; i < bodies; i++) {
+        ByteBuf b = body(i % 7, i, 40);
+        data += b.readableBytes();
+        assertThat(append(split, b)).isEqualTo(Status.OK);
+      }
+      // one buffer per pushed batch before: 500, each freed by the flusher through the arena
+      assertThat(split.pendingBuffers()).isLessThanOrEqualTo(5);
+      // the budget holds the gathering buffers whole: at least the data, at most their room more
+      assertThat(memory.held()).isEqualTo(split.pendingBytes());
+      assertThat(memory.held())
+          .isBetween(data, data + PendingBatches.GATHER_LARGEST + PendingBatches.GATHER_MAX);
+
+      CommittedSplitFile file = split.commit().get(1, TimeUnit.MINUTES);
+      assertThat(memory.held()).isZero();
+      assertThat(file.length()).isEqualTo(data);
+      List<int[]> batches = batchesOf(file);
+      assertThat(batches).hasSize(bodies);
+      int lastMap = -1;
+      int lastId = -1;
+      for (int[] batch : batches) {
+        // in map order, one map's batches in the order they were pushed
+        assertThat(batch[0]).isGreaterThanOrEqualTo(lastMap);
+        if (batch[0] == lastMap) {
+          assertThat(batch[1]).isGreaterThan(lastId);
+        }
+        lastMap = batch[0];
+        lastId = batch[1];
+      }
+    } finally {
+      unflushed.close();
+    }
+  }
+
+  @Test
+  void aLargeBodyBetweenSmallOnesKeepsTheOrderTheyWereAccepted() throws Exception {
+    ReducePartitionSplit split = dirs.newSplit(new SplitKey("app", 1, 6, 0));
+    int[] payloads = {10, 20, PendingBatches.GATHER_MAX, 30, 40, 5000, 50};
+    for (int i = 0; i < payloads.length; i++) {
+      assertThat(append(split, body(3, i, payloads[i]))).isEqualTo(Status.OK);
+    }
+    CommittedSplitFile file = split.commit().get(1, TimeUnit.MINUTES);
+    assertThat(memory.held()).isZero();
+    assertThat(batchesOf(file).stream().map(b -> b[1])).containsExactly(0, 1, 2, 3, 4, 5, 6);
+  }
+
+  @Test
+  void withNoRoomForAGatheringBufferSmallBodiesAreKeptAsTheyAre() throws Exception {
+    dirs.close();
+    dirs = unflushedDirs("d");
+    ReducePartitionSplit split = dirs.newSplit(new SplitKey("app", 1, 7, 0));
+    int body = 1024;
+    // room for the first body, a first gathering buffer and the bodies copied into it until it
+    // is full, but when the sixth body comes, not for a second buffer (twice as large) besides the
+    // first body, the first buffer and the sixth body
+    long room = 3L * PendingBatches.GATHER_FIRST + 2L * body - 1;
+    long blocker = memory.max() - memory.held() - room;
+    assertThat(memory.tryReserve(blocker)).isTrue();
+    try {
+      for (int i = 0; i < 8; i++) {
+        assertThat(append(split, body(0, i, body - BatchFormat.HEADER_SIZE))).isEqualTo(Status.OK);
+      }
+      // body 0 kept, bodies 1-4 gathered (their reservations returned when the buffer filled),
+      // bodies 5-7 kept as they came: no room for the next, twice as large, buffer
+      assertThat(split.pendingBuffers()).isEqualTo(5);
+      assertThat(split.pendingBytes()).isEqualTo(PendingBatches.GATHER_FIRST + 4L * body);
+      assertThat(memory.held() - blocker).isEqualTo(split.pendingBytes());
+    } finally {
+      memory.release(blocker);
+    }
+    CommittedSplitFile file = split.commit().get(1, TimeUnit.MINUTES);
+    assertThat(memory.held()).isZero();
+    assertThat(batchesOf(file).stream().map(b -> b[1])).containsExactly(0, 1, 2, 3, 4, 5, 6, 7);
+  }
 }

@@ -1,0 +1,163 @@
+package io.sluice.server.storage;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.sluice.server.memory.MemoryBudget;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The bodies a split accepted and has not yet handed to its flusher, with the memory budget bytes
+ * they hold. Not thread safe: the split's lock guards it.
+ *
+ * <p><b>Small bodies are gathered.</b> A body of at most {@link #GATHER_MAX} bytes that arrives
+ * while something is already pending is copied into a gathering buffer, and goes back to the pool
+ * at once, on the network thread that received it. Without this, a shuffle of many partitions and
+ * small pushes (tens of bytes per partition per map) keeps one pooled buffer per pushed batch until
+ * its flush: the flusher then writes hundreds of iovecs, frees every buffer through the pool's
+ * shared arena (the receiving thread's cache never sees it back) and walks scattered memory to
+ * order the batches.
+ *
+ * <ul>
+ *   <li>A gathering buffer is reserved in the budget at its full capacity before it is used. The
+ *       reservations of the bodies copied into it are returned when it stops gathering (one budget
+ *       call per buffer, not per body). So the budget counts what is held, and, while a buffer
+ *       gathers, its copied bytes twice. When the budget has no room for a new buffer, bodies are
+ *       kept as they came.
+ *   <li>Capacities double per split from {@link #GATHER_FIRST} to {@link #GATHER_LARGEST}. The
+ *       first body is never gathered, so a split that only ever gets one small body holds just
+ *       that.
+ *   <li>A body too large to gather ends the current gathering buffer, so the batches stay in the
+ *       order the split accepted them.
+ * </ul>
+ */
+final class PendingBatches {
+  /** Bodies of at most this many bytes are gathered. */
+  static final int GATHER_MAX = 2048;
+
+  /** The first gathering buffer's capacity; each next one of the split doubles it. */
+  static final int GATHER_FIRST = 4096;
+
+  /** The largest gathering buffer. */
+  static final int GATHER_LARGEST = 64 * 1024;
+
+  /** What was pending when it was handed over: to write, then to release with the reservation. */
+  static final class Handed {
+    final List<ByteBuf> buffers;
+
+    /** Bytes of data in the buffers. */
+    final long bytes;
+
+    /** Budget bytes they hold. */
+    final long reserved;
+
+    private Handed(List<ByteBuf> buffers, long bytes, long reserved) {
+      this.buffers = buffers;
+      this.bytes = bytes;
+      this.reserved = reserved;
+    }
+
+    /** Releases the buffers, and the reservation less {@code kept} bytes of it. */
+    void release(MemoryBudget memory, long kept) {
+      for (ByteBuf b : buffers) {
+        b.release();
+      }
+      memory.release(reserved - kept);
+    }
+  }
+
+  private final MemoryBudget memory;
+  private List<ByteBuf> buffers = new ArrayList<>();
+  private long bytes;
+  private long reserved;
+
+  /** The last buffer, while small bodies are gathered into it; else null. */
+  private ByteBuf gathering;
+
+  /**
+   * Reservations of the bodies copied into {@link #gathering}, which its own reservation covers;
+   * returned when it stops gathering, part of {@link #reserved} until then.
+   */
+  private long gatheredReservations;
+
+  private int nextGatherCapacity = GATHER_FIRST;
+
+  PendingBatches(MemoryBudget memory) {
+    this.memory = memory;
+  }
+
+  /** Takes a body and its reservation of as many bytes. */
+  void add(ByteBuf body) {
+    int length = body.readableBytes();
+    if (!gather(body, length)) {
+      buffers.add(body);
+      reserved += length;
+    }
+    bytes += length;
+  }
+
+  /**
+   * Copies a small body into the gathering buffer (starting one when there is none or it is full)
+   * and releases the body; its reservation is returned when the buffer stops gathering.
+   *
+   * @return false when the body is to be kept as it is
+   */
+  private boolean gather(ByteBuf body, int length) {
+    if (length > GATHER_MAX || buffers.isEmpty()) {
+      stopGathering();
+      return false;
+    }
+    if (gathering == null || gathering.writableBytes() < length) {
+      stopGathering();
+      int capacity = nextGatherCapacity;
+      if (!memory.tryReserve(capacity)) {
+        return false;
+      }
+      nextGatherCapacity = Math.min(2 * capacity, GATHER_LARGEST);
+      gathering = PooledByteBufAllocator.DEFAULT.directBuffer(capacity, capacity);
+      buffers.add(gathering);
+      reserved += capacity;
+    }
+    gathering.writeBytes(body, body.readerIndex(), length);
+    body.release();
+    gatheredReservations += length;
+    reserved += length;
+    return true;
+  }
+
+  /** Ends the gathering buffer, returning the reservations it made redundant. */
+  private void stopGathering() {
+    gathering = null;
+    if (gatheredReservations > 0) {
+      memory.release(gatheredReservations);
+      reserved -= gatheredReservations;
+      gatheredReservations = 0;
+    }
+  }
+
+  /** Bytes of data pending. */
+  long bytes() {
+    return bytes;
+  }
+
+  /** Budget bytes the pending buffers hold: their data, and gathering buffers' room. */
+  long reserved() {
+    return reserved;
+  }
+
+  /** How many buffers hold the pending data (gathering shows here). */
+  int bufferCount() {
+    return buffers.size();
+  }
+
+  /** Everything pending, with its reservation; nothing is pending after. */
+  Handed takeAll() {
+    Handed handed = new Handed(buffers, bytes, reserved);
+    buffers = new ArrayList<>();
+    bytes = 0;
+    reserved = 0;
+    gathering = null;
+    gatheredReservations = 0;
+    return handed;
+  }
+}
