@@ -39,9 +39,10 @@ import java.util.concurrent.TimeUnit;
  * a tiny push nor a slowly sent large one pins socket read buffers (Netty reads into 64 KiB buffers
  * and, on a slow connection, fills them a few KiB at a time; slices of them kept bodies at two to
  * four times their size). A body made of parts kept apart (a merged push) goes into one such buffer
- * per part ({@link MessageSchema#bodyParts}). The copy costs one memory pass per pushed byte. On
- * clients, response bodies of {@link #COPY_BODIES_BELOW} bytes or more stay retained slices of the
- * socket's buffers.
+ * per part larger than {@link #SHARED_PART_MAX} bytes, and one per run of smaller parts in a row
+ * ({@link MessageSchema#bodyParts}): a receiver may keep a large part's buffer, and copies what it
+ * keeps of a small one. The copy costs one memory pass per pushed byte. On clients, response bodies
+ * of {@link #COPY_BODIES_BELOW} bytes or more stay retained slices of the socket's buffers.
  *
  * <p>A length below the minimum or above a maximum, a header length that does not fit, an unknown
  * type or a header that does not parse throws {@link CorruptedFrameException} / {@link
@@ -56,6 +57,12 @@ public final class FrameDecoder extends ByteToMessageDecoder {
 
   /** Bodies below this many bytes are copied out of the read buffers (see the class comment). */
   public static final int COPY_BODIES_BELOW = 256 * 1024;
+
+  /**
+   * Parts of a body of at most this many bytes, in a row, share one buffer ({@link #newBody}); a
+   * receiver keeping one copies it, or it would keep its neighbours' memory too.
+   */
+  public static final int SHARED_PART_MAX = 2048;
 
   /** A body of more parts than this is received whole (the receiver refuses it). */
   static final int MAX_BODY_PARTS = 4096;
@@ -267,8 +274,10 @@ public final class FrameDecoder extends ByteToMessageDecoder {
   /**
    * A buffer of exactly {@code bodyLength} bytes to receive a reserved data frame's body into: one
    * buffer, or, for a body the schema takes apart ({@link MessageSchema#bodyParts}), a composite of
-   * one buffer per part, each exactly its size (a part then holds only its own memory). A body
-   * whose parts do not add up to its length is received whole; the receiver refuses it.
+   * one buffer per part larger than {@link #SHARED_PART_MAX} bytes and one per run of smaller parts
+   * in a row, each exactly its size (a large part then holds only its own memory; small parts are
+   * many, and a buffer each would cost an allocation and a free each). A body whose parts do not
+   * add up to its length is received whole; the receiver refuses it.
    */
   private ByteBuf newBody(ByteBufAllocator alloc, byte type, MessageLite header, int bodyLength) {
     int[] parts = bodyParts(type, header, bodyLength);
@@ -276,7 +285,13 @@ public final class FrameDecoder extends ByteToMessageDecoder {
       return alloc.directBuffer(bodyLength, bodyLength);
     }
     CompositeByteBuf body = alloc.compositeDirectBuffer(parts.length);
-    for (int length : parts) {
+    for (int i = 0; i < parts.length; ) {
+      int length = parts[i++];
+      if (length <= SHARED_PART_MAX) {
+        while (i < parts.length && parts[i] <= SHARED_PART_MAX) {
+          length += parts[i++];
+        }
+      }
       ByteBuf part = alloc.directBuffer(length, length);
       // a component spans its buffer's readable bytes: all of it; the composite's writer index
       // stays at 0, so the frame's bytes are written across the parts as they arrive

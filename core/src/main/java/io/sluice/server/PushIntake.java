@@ -3,6 +3,7 @@ package io.sluice.server;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.sluice.common.Ids;
+import io.sluice.network.FrameDecoder;
 import io.sluice.network.Message;
 import io.sluice.protocol.BatchFormat;
 import io.sluice.protocol.RequestLimits;
@@ -101,14 +102,11 @@ final class PushIntake {
     }
     ByteBuf body = request.body();
     boolean reserved = request.reservedBytes() == body.readableBytes();
-    int offset = body.readerIndex();
     long taken = 0;
-    // the decoder received each part into a buffer of its own: a part kept holds only its memory
-    CompositeByteBuf parts = partsOf(body, h);
+    int offset = body.readerIndex();
     for (int i = 0; i < outcomes.length; i++) {
       int length = h.getLengths(i);
-      ByteBuf part =
-          parts != null ? parts.component(i).retain() : body.retainedSlice(offset, length);
+      ByteBuf part = partAt(body, offset, length);
       offset += length;
       outcomes[i] = tryAccept(shuffle, h.getPartitionIds(i), h.getEpochs(i), part, reserved);
       if (outcomes[i].taken()) {
@@ -122,21 +120,26 @@ final class PushIntake {
     return outcomes;
   }
 
-  /** The body as one component per part, when the decoder received it so; else null. */
-  private static CompositeByteBuf partsOf(ByteBuf body, PushMerged h) {
-    if (!(body instanceof CompositeByteBuf)) {
-      return null;
-    }
-    CompositeByteBuf c = (CompositeByteBuf) body;
-    if (c.numComponents() != h.getLengthsCount() || c.readerIndex() != 0) {
-      return null;
-    }
-    for (int i = 0; i < h.getLengthsCount(); i++) {
-      if (c.internalComponent(i).readableBytes() != h.getLengths(i)) {
-        return null;
+  /**
+   * Part {@code [offset, offset + length)} of a merged push's body, retained once. The decoder
+   * received the body into one buffer per large part and one per run of small parts ({@link
+   * FrameDecoder#newBody}): a large part is its own buffer, so a split keeping it holds only its
+   * memory; a small part is a slice of its run's buffer, which a split copies ({@link
+   * FrameDecoder#SHARED_PART_MAX}). A body received otherwise (whole) gives slices of itself.
+   */
+  private static ByteBuf partAt(ByteBuf body, int offset, int length) {
+    if (body instanceof CompositeByteBuf) {
+      CompositeByteBuf runs = (CompositeByteBuf) body;
+      int run = runs.toComponentIndex(offset);
+      int runStart = runs.toByteIndex(run);
+      ByteBuf buffer = runs.component(run); // a duplicate: retaining it retains the buffer
+      if (offset + length <= runStart + buffer.readableBytes()) {
+        return length == buffer.readableBytes()
+            ? buffer.retain()
+            : buffer.retainedSlice(buffer.readerIndex() + offset - runStart, length);
       }
     }
-    return c;
+    return body.retainedSlice(offset, length);
   }
 
   /**

@@ -102,4 +102,45 @@ class MergedPushIT {
       }
     }
   }
+
+  /**
+   * Large and small parts in the same requests: the server receives each large part into a buffer
+   * of its own and runs of small ones into a shared buffer, takes large parts as they are and
+   * copies small ones; every record reads back once, and no memory stays reserved.
+   */
+  @Test
+  void largeAndSmallPartsOfOneRequestAllReadBack() throws Exception {
+    try (TestCluster cluster = TestCluster.start(tmp, 1, Map.of("sluice.push.bufferSize", "8k"))) {
+      int partitions = 40;
+      cluster.coordinator().registerShuffle(0, 1, partitions);
+      int[] records = new int[partitions];
+      try (MapOutputPusher pusher = cluster.pusher(0, 0, 0)) {
+        for (int seq = 0; seq < 20; seq++) {
+          for (int p = 0; p < partitions; p++) {
+            // every fifth partition ends with a batch of about 6 KiB, the others with a few small
+            // records: all of them go in the task's last, merged, request
+            if (p % 5 == 0 || seq < 2 + p % 3) {
+              byte[] r = Records.record(0, p, seq, p % 5 == 0 ? 300 : 30);
+              pusher.write(p, r, 0, r.length);
+              records[p]++;
+            }
+          }
+        }
+        pusher.finish();
+      }
+      assertThat(cluster.server(0).metrics().mergedPushes().getCount()).isEqualTo(1);
+      assertThat(cluster.server(0).metrics().singlePushes().getCount()).isZero();
+
+      Records.Checker checker = new Records.Checker();
+      try (PartitionReader reader = cluster.reader(0, 0, partitions, 0, 1)) {
+        for (ShuffleBatch b = reader.next(); b != null; b = reader.next()) {
+          checker.accept(b.partitionId(), b.payload());
+        }
+      }
+      for (int p = 0; p < partitions; p++) {
+        assertThat(checker.count(0, p)).as("partition %d", p).isEqualTo(records[p]);
+      }
+      assertThat(cluster.server(0).memory().held()).as("memory still reserved").isZero();
+    }
+  }
 }

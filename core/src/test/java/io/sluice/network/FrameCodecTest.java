@@ -293,19 +293,22 @@ class FrameCodecTest {
   }
 
   /**
-   * A merged push's parts arrive in buffers of their own (written across them as the frame comes
-   * in, a few bytes at a time), so a part a server keeps does not keep the others' memory.
+   * A merged push's large parts arrive in buffers of their own, small parts in a row share one
+   * (written across them as the frame comes in, a few bytes at a time), so a large part a server
+   * keeps does not keep the others' memory, and small parts cost one buffer per run.
    */
   @Test
-  void mergedPushPartsArriveInBuffersOfTheirOwn() {
-    int[] lengths = {100, 2000, 30};
+  void mergedPushLargePartsArriveInBuffersOfTheirOwnAndSmallOnesShareOnePerRun() {
+    int small = FrameDecoder.SHARED_PART_MAX;
+    int[] lengths = {100, small + 1, 30, small, 40, 5000, 20};
+    int[] runs = {100, small + 1, 30 + small + 40, 5000, 20};
     PushMerged.Builder header =
         PushMerged.newBuilder().setRequestId(6).setAppId("a").setShuffleId(1);
     ByteBuf body = Unpooled.buffer();
     for (int i = 0; i < lengths.length; i++) {
       header.addPartitionIds(i).addEpochs(0).addLengths(lengths[i]);
       for (int b = 0; b < lengths[i]; b++) {
-        body.writeByte(i * 50 + b % 50);
+        body.writeByte(i * 30 + b % 30);
       }
     }
     ByteBuf wire = encode(Message.withBody(MessageType.PUSH_MERGED.id(), header.build(), 6, body));
@@ -318,19 +321,23 @@ class FrameCodecTest {
 
     assertThat(m.body()).isInstanceOf(CompositeByteBuf.class);
     CompositeByteBuf parts = (CompositeByteBuf) m.body();
-    assertThat(parts.numComponents()).isEqualTo(3);
-    ByteBuf[] buffers = new ByteBuf[3];
-    for (int i = 0; i < 3; i++) {
+    assertThat(parts.numComponents()).isEqualTo(runs.length);
+    ByteBuf[] buffers = new ByteBuf[runs.length];
+    for (int i = 0; i < runs.length; i++) {
       buffers[i] = parts.internalComponent(i);
-      assertThat(buffers[i].readableBytes()).isEqualTo(lengths[i]);
-      assertThat(buffers[i].getByte(buffers[i].readerIndex() + 7)).isEqualTo((byte) (i * 50 + 7));
+      assertThat(buffers[i].readableBytes()).isEqualTo(runs[i]);
     }
-    ByteBuf kept = parts.component(1).retain();
+    // the third run holds parts 2, 3 and 4 back to back
+    assertThat(buffers[2].getByte(buffers[2].readerIndex() + 7)).isEqualTo((byte) (2 * 30 + 7));
+    assertThat(buffers[2].getByte(buffers[2].readerIndex() + 30 + small + 7))
+        .isEqualTo((byte) (4 * 30 + 7));
+    ByteBuf kept = parts.component(3).retain();
     m.release();
-    assertThat(buffers[0].refCnt()).as("a part not kept").isZero();
-    assertThat(buffers[2].refCnt()).as("a part not kept").isZero();
+    for (int i : new int[] {0, 1, 2, 4}) {
+      assertThat(buffers[i].refCnt()).as("a run not kept").isZero();
+    }
     assertThat(kept.refCnt()).isEqualTo(1);
-    assertThat(kept.getByte(kept.readerIndex() + 1999)).isEqualTo((byte) (50 + 1999 % 50));
+    assertThat(kept.getByte(kept.readerIndex() + 4999)).isEqualTo((byte) (5 * 30 + 4999 % 30));
     kept.release();
     assertThat(in.finishAndReleaseAll()).isFalse();
   }

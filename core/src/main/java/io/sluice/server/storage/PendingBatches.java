@@ -2,6 +2,7 @@ package io.sluice.server.storage;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.sluice.network.FrameDecoder;
 import io.sluice.server.memory.MemoryBudget;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,30 +11,31 @@ import java.util.List;
  * The bodies a split accepted and has not yet handed to its flusher, with the memory budget bytes
  * they hold. Not thread safe: the split's lock guards it.
  *
- * <p><b>Small bodies are gathered.</b> A body of at most {@link #GATHER_MAX} bytes that arrives
- * while something is already pending is copied into a gathering buffer, and goes back to the pool
- * at once, on the network thread that received it. Without this, a shuffle of many partitions and
- * small pushes (tens of bytes per partition per map) keeps one pooled buffer per pushed batch until
- * its flush: the flusher then writes hundreds of iovecs, frees every buffer through the pool's
- * shared arena (the receiving thread's cache never sees it back) and walks scattered memory to
- * order the batches.
+ * <p><b>Small bodies are copied, and gathered.</b> A body of at most {@link #GATHER_MAX} bytes is
+ * never kept as it came: it may be a slice of a buffer it shares with other small parts of a merged
+ * push ({@link FrameDecoder#SHARED_PART_MAX}), and keeping it would keep them. It is copied, and
+ * goes back to the pool at once, on the network thread that received it. The first such body since
+ * the last hand-over is copied into a buffer of its own size (a split that only ever gets one small
+ * body holds just that); the next ones into a gathering buffer. Without this, a shuffle of many
+ * partitions and small pushes (tens of bytes per partition per map) kept one pooled buffer per
+ * pushed batch until its flush: the flusher then wrote hundreds of iovecs, freed every buffer
+ * through the pool's shared arena (the receiving thread's cache never saw it back) and walked
+ * scattered memory to order the batches.
  *
  * <ul>
  *   <li>A gathering buffer is reserved in the budget at its full capacity before it is used. The
  *       reservations of the bodies copied into it are returned when it stops gathering (one budget
  *       call per buffer, not per body). So the budget counts what is held, and, while a buffer
- *       gathers, its copied bytes twice. When the budget has no room for a new buffer, bodies are
- *       kept as they came.
- *   <li>Capacities double per split from {@link #GATHER_FIRST} to {@link #GATHER_LARGEST}. The
- *       first body is never gathered, so a split that only ever gets one small body holds just
- *       that.
+ *       gathers, its copied bytes twice. When the budget has no room for a new buffer, a body is
+ *       copied into a buffer of its own size, which its reservation covers.
+ *   <li>Capacities double per split from {@link #GATHER_FIRST} to {@link #GATHER_LARGEST}.
  *   <li>A body too large to gather ends the current gathering buffer, so the batches stay in the
  *       order the split accepted them.
  * </ul>
  */
 final class PendingBatches {
-  /** Bodies of at most this many bytes are gathered. */
-  static final int GATHER_MAX = 2048;
+  /** Bodies of at most this many bytes are copied (and gathered): the decoder's shared parts. */
+  static final int GATHER_MAX = FrameDecoder.SHARED_PART_MAX;
 
   /** The first gathering buffer's capacity; each next one of the split doubles it. */
   static final int GATHER_FIRST = 4096;
@@ -89,40 +91,31 @@ final class PendingBatches {
   /** Takes a body and its reservation of as many bytes. */
   void add(ByteBuf body) {
     int length = body.readableBytes();
-    if (!gather(body, length)) {
-      buffers.add(body);
-      reserved += length;
-    }
     bytes += length;
-  }
-
-  /**
-   * Copies a small body into the gathering buffer (starting one when there is none or it is full)
-   * and releases the body; its reservation is returned when the buffer stops gathering.
-   *
-   * @return false when the body is to be kept as it is
-   */
-  private boolean gather(ByteBuf body, int length) {
-    if (length > GATHER_MAX || buffers.isEmpty()) {
-      stopGathering();
-      return false;
+    reserved += length;
+    if (length > GATHER_MAX) {
+      stopGathering(); // keeps the accepted order: later small bodies go after this one
+      buffers.add(body);
+      return;
     }
     if (gathering == null || gathering.writableBytes() < length) {
       stopGathering();
-      int capacity = nextGatherCapacity;
-      if (!memory.tryReserve(capacity)) {
-        return false;
+      if (!buffers.isEmpty() && memory.tryReserve(nextGatherCapacity)) {
+        int capacity = nextGatherCapacity;
+        nextGatherCapacity = Math.min(2 * capacity, GATHER_LARGEST);
+        gathering = PooledByteBufAllocator.DEFAULT.directBuffer(capacity, capacity);
+        buffers.add(gathering);
+        reserved += capacity;
       }
-      nextGatherCapacity = Math.min(2 * capacity, GATHER_LARGEST);
-      gathering = PooledByteBufAllocator.DEFAULT.directBuffer(capacity, capacity);
-      buffers.add(gathering);
-      reserved += capacity;
     }
-    gathering.writeBytes(body, body.readerIndex(), length);
+    if (gathering != null) {
+      gathering.writeBytes(body, body.readerIndex(), length);
+      gatheredReservations += length;
+    } else {
+      // the first since the last hand-over, or no room to gather: a copy of its own size
+      buffers.add(PooledByteBufAllocator.DEFAULT.directBuffer(length, length).writeBytes(body));
+    }
     body.release();
-    gatheredReservations += length;
-    reserved += length;
-    return true;
   }
 
   /** Ends the gathering buffer, returning the reservations it made redundant. */
