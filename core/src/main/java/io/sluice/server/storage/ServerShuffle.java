@@ -113,32 +113,36 @@ public final class ServerShuffle {
   public ReducePartitionSplit splitForPush(int partitionId, int epoch) {
     long id = splitId(partitionId, epoch);
     ReducePartitionSplit split = splits.get(id);
-    if (split != null) {
-      return split;
+    return split != null ? split : openSplit(partitionId, epoch, id);
+  }
+
+  /**
+   * {@link #splitForPush} for a split not in the table yet: a method of its own, so the lookup
+   * every pushed batch makes stays small when compiled, without the split's creation inlined into
+   * it.
+   */
+  private synchronized ReducePartitionSplit openSplit(int partitionId, int epoch, long id) {
+    if (commit != null || discarded) {
+      return null;
     }
-    synchronized (this) {
-      if (commit != null || discarded) {
-        return null;
-      }
-      if (restored.containsKey(id)) {
-        throw new StorageUnavailableException(
-            Ids.split(appId, shuffleId, partitionId, epoch)
-                + " was committed when this server last stopped and takes no more data;"
-                + " push to a new location");
-      }
-      String refusal = admission.newSplitRefusal(Ids.split(appId, shuffleId, partitionId, epoch));
-      if (refusal != null) {
-        throw new StorageUnavailableException(refusal + "; push to a new location");
-      }
-      split = splits.get(id); // another thread may have added it since the lookup above
-      if (split == null) {
-        SplitKey key = new SplitKey(appId, shuffleId, partitionId, epoch);
-        split = dirs.newSplit(key);
-        state.splitOpened(key);
-        splits.add(id, split);
-      }
-      return split;
+    if (restored.containsKey(id)) {
+      throw new StorageUnavailableException(
+          Ids.split(appId, shuffleId, partitionId, epoch)
+              + " was committed when this server last stopped and takes no more data;"
+              + " push to a new location");
     }
+    String refusal = admission.newSplitRefusal(Ids.split(appId, shuffleId, partitionId, epoch));
+    if (refusal != null) {
+      throw new StorageUnavailableException(refusal + "; push to a new location");
+    }
+    ReducePartitionSplit split = splits.get(id); // another thread may have added it meanwhile
+    if (split == null) {
+      SplitKey key = new SplitKey(appId, shuffleId, partitionId, epoch);
+      split = dirs.newSplit(key);
+      state.splitOpened(key);
+      splits.add(id, split);
+    }
+    return split;
   }
 
   /**
