@@ -300,6 +300,27 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     return body;
   }
 
+  /**
+   * Part {@code [offset, offset + length)} of a body {@link #newBody} received in parts, retained
+   * once: a part larger than {@link #SHARED_PART_MAX} bytes is its own buffer (keeping it keeps
+   * only its memory), a smaller one a slice of its run's buffer (a receiver copies what it keeps of
+   * it). A part of a body received whole is a slice of the body.
+   */
+  public static ByteBuf retainedPart(ByteBuf body, int offset, int length) {
+    if (body instanceof CompositeByteBuf) {
+      CompositeByteBuf runs = (CompositeByteBuf) body;
+      int run = runs.toComponentIndex(offset);
+      int runStart = runs.toByteIndex(run);
+      ByteBuf buffer = runs.component(run); // a duplicate: retaining it retains the buffer
+      if (offset + length <= runStart + buffer.readableBytes()) {
+        return length == buffer.readableBytes()
+            ? buffer.retain()
+            : buffer.retainedSlice(buffer.readerIndex() + offset - runStart, length);
+      }
+    }
+    return body.retainedSlice(offset, length);
+  }
+
   private int[] bodyParts(byte type, MessageLite header, int bodyLength) {
     int[] parts = schema.bodyParts(type, header);
     if (parts == null || parts.length < 2 || parts.length > MAX_BODY_PARTS) {

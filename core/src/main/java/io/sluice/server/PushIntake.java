@@ -1,7 +1,6 @@
 package io.sluice.server;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.CompositeByteBuf;
 import io.sluice.common.Ids;
 import io.sluice.network.FrameDecoder;
 import io.sluice.network.Message;
@@ -87,8 +86,9 @@ final class PushIntake {
   /**
    * Takes each part of a merged push ({@code PushMerged}, whose body the decoder reserved whole)
    * into its split, as {@link #accept(PushData, Message)} takes one push: a part that is taken
-   * takes a slice of the body and its share of the reservation; the rest stays with the request,
-   * whose owner releases it. The request must be well formed ({@link #mergedProblem}).
+   * takes its piece of the body ({@link FrameDecoder#retainedPart}) and its share of the
+   * reservation; the rest stays with the request, whose owner releases it. The request must be well
+   * formed ({@link #mergedProblem}).
    *
    * @return the outcome of each part, in order
    */
@@ -106,7 +106,7 @@ final class PushIntake {
     int offset = body.readerIndex();
     for (int i = 0; i < outcomes.length; i++) {
       int length = h.getLengths(i);
-      ByteBuf part = partAt(body, offset, length);
+      ByteBuf part = FrameDecoder.retainedPart(body, offset, length);
       offset += length;
       outcomes[i] = tryAccept(shuffle, h.getPartitionIds(i), h.getEpochs(i), part, reserved);
       if (outcomes[i].taken()) {
@@ -118,28 +118,6 @@ final class PushIntake {
     }
     countPushed(h.getAppId(), taken);
     return outcomes;
-  }
-
-  /**
-   * Part {@code [offset, offset + length)} of a merged push's body, retained once. The decoder
-   * received the body into one buffer per large part and one per run of small parts ({@link
-   * FrameDecoder#newBody}): a large part is its own buffer, so a split keeping it holds only its
-   * memory; a small part is a slice of its run's buffer, which a split copies ({@link
-   * FrameDecoder#SHARED_PART_MAX}). A body received otherwise (whole) gives slices of itself.
-   */
-  private static ByteBuf partAt(ByteBuf body, int offset, int length) {
-    if (body instanceof CompositeByteBuf) {
-      CompositeByteBuf runs = (CompositeByteBuf) body;
-      int run = runs.toComponentIndex(offset);
-      int runStart = runs.toByteIndex(run);
-      ByteBuf buffer = runs.component(run); // a duplicate: retaining it retains the buffer
-      if (offset + length <= runStart + buffer.readableBytes()) {
-        return length == buffer.readableBytes()
-            ? buffer.retain()
-            : buffer.retainedSlice(buffer.readerIndex() + offset - runStart, length);
-      }
-    }
-    return body.retainedSlice(offset, length);
   }
 
   /**

@@ -342,6 +342,80 @@ class FrameCodecTest {
     assertThat(in.finishAndReleaseAll()).isFalse();
   }
 
+  /**
+   * Random merged pushes of small and large parts, received a few bytes at a time: every part comes
+   * out of the received body with its own bytes, a large part as a whole buffer of its own and a
+   * small one as a slice; once the message and the parts are released, nothing is held.
+   */
+  @Test
+  void everyPartOfRandomMergedPushesComesOutWithItsBytes() {
+    java.util.Random random = new java.util.Random(42);
+    int small = FrameDecoder.SHARED_PART_MAX;
+    for (int round = 0; round < 200; round++) {
+      int count = 1 + random.nextInt(12);
+      int[] lengths = new int[count];
+      PushMerged.Builder header =
+          PushMerged.newBuilder().setRequestId(round).setAppId("a").setShuffleId(1);
+      ByteBuf body = Unpooled.buffer();
+      for (int i = 0; i < count; i++) {
+        int kind = random.nextInt(4);
+        lengths[i] =
+            kind == 0
+                ? 1 + random.nextInt(60)
+                : kind == 1 ? small - 2 + random.nextInt(5) : 1 + random.nextInt(3 * small);
+        header.addPartitionIds(i).addEpochs(0).addLengths(lengths[i]);
+        for (int b = 0; b < lengths[i]; b++) {
+          body.writeByte(i * 17 + b);
+        }
+      }
+      ByteBuf wire =
+          encode(Message.withBody(MessageType.PUSH_MERGED.id(), header.build(), round, body));
+      EmbeddedChannel in = channel();
+      while (wire.isReadable()) {
+        in.writeInbound(
+            wire.readRetainedSlice(Math.min(1 + random.nextInt(500), wire.readableBytes())));
+      }
+      wire.release();
+      Message m = in.readInbound();
+      ByteBuf[] parts = new ByteBuf[count];
+      int offset = m.body().readerIndex();
+      for (int i = 0; i < count; i++) {
+        parts[i] = FrameDecoder.retainedPart(m.body(), offset, lengths[i]);
+        offset += lengths[i];
+      }
+      m.release();
+      for (int i = 0; i < count; i++) {
+        ByteBuf part = parts[i];
+        assertThat(part.readableBytes()).as("round %d part %d", round, i).isEqualTo(lengths[i]);
+        byte[] bytes = new byte[lengths[i]];
+        part.getBytes(part.readerIndex(), bytes);
+        for (int b = 0; b < lengths[i]; b++) {
+          if (bytes[b] != (byte) (i * 17 + b)) {
+            throw new AssertionError("round " + round + " part " + i + " byte " + b + " differs");
+          }
+        }
+        if (lengths[i] > small) {
+          assertThat(part.capacity())
+              .as("a large part is a buffer of its own")
+              .isEqualTo(lengths[i]);
+        }
+        assertThat(part.release())
+            .as("round %d part %d was the last reference", round, i)
+            .isEqualTo(lengths[i] > small || lastOfItsRun(lengths, i, small));
+      }
+      assertThat(in.finishAndReleaseAll()).isFalse();
+    }
+  }
+
+  /**
+   * Whether small part {@code i} is the last of its run (the small parts in a row that share a
+   * buffer): released in order, it is the one that frees the buffer.
+   */
+  private static boolean lastOfItsRun(int[] lengths, int i, int small) {
+    int after = i + 1;
+    return after >= lengths.length || lengths[after] > small;
+  }
+
   @Test
   void frameSplitAcrossReadsDecodesOnceComplete() {
     MessageLite header = samples().get(MessageType.PUSH_DATA);
