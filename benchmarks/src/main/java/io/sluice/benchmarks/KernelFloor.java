@@ -13,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Locale;
-import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
@@ -37,7 +36,6 @@ import java.util.concurrent.ExecutionException;
  * read × sendfile}: a server doing nothing but these would spend that much CPU.
  */
 final class KernelFloor {
-  private static final int WRITE_BUFFER = 1 << 20;
   private static final int RECEIVE_BUFFER = 64 << 10;
   private static final double GIB = 1L << 30;
 
@@ -99,20 +97,10 @@ final class KernelFloor {
 
   /** Writes {@code bytes} random bytes; the writing thread's CPU nanoseconds. */
   private static long writeFile(Path file, long bytes) throws IOException {
-    ByteBuffer buffer = ByteBuffer.allocateDirect(WRITE_BUFFER);
-    SplittableRandom random = new SplittableRandom(42);
-    while (buffer.remaining() >= Long.BYTES) {
-      buffer.putLong(random.nextLong());
-    }
+    ByteBuffer buffer = RawDiskBaseline.randomBuffer();
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
       long start = threadCpu();
-      long left = bytes;
-      while (left > 0) {
-        buffer.clear().limit((int) Math.min(left, WRITE_BUFFER));
-        while (buffer.hasRemaining()) {
-          left -= channel.write(buffer);
-        }
-      }
+      RawDiskBaseline.write(channel, buffer, bytes);
       return threadCpu() - start;
     }
   }

@@ -44,27 +44,40 @@ final class RawDiskBaseline {
 
   /** Writes and fsyncs {@code bytes} bytes in {@code dir}, timing both. */
   static RawDiskBaseline measure(Path dir, long bytes) throws IOException {
-    ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER_SIZE);
-    SplittableRandom random = new SplittableRandom(42);
-    while (buffer.remaining() >= Long.BYTES) {
-      buffer.putLong(random.nextLong());
-    }
+    ByteBuffer buffer = randomBuffer();
     Path file = Files.createTempFile(dir, "raw-disk-", ".bin");
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
       long start = System.nanoTime();
-      long left = bytes;
-      while (left > 0) {
-        buffer.clear();
-        buffer.limit((int) Math.min(left, BUFFER_SIZE));
-        while (buffer.hasRemaining()) {
-          left -= channel.write(buffer);
-        }
-      }
+      write(channel, buffer, bytes);
       long written = System.nanoTime();
       channel.force(true);
       return new RawDiskBaseline(bytes, written - start, System.nanoTime() - written);
     } finally {
       Files.deleteIfExists(file);
+    }
+  }
+
+  /** A 1 MiB direct buffer of seeded random bytes, for {@link #write}. */
+  static ByteBuffer randomBuffer() {
+    ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER_SIZE);
+    SplittableRandom random = new SplittableRandom(42);
+    while (buffer.remaining() >= Long.BYTES) {
+      buffer.putLong(random.nextLong());
+    }
+    return buffer;
+  }
+
+  /**
+   * Writes {@code bytes} bytes to {@code channel}, {@code buffer} (from {@link #randomBuffer}) over
+   * and over.
+   */
+  static void write(FileChannel channel, ByteBuffer buffer, long bytes) throws IOException {
+    long left = bytes;
+    while (left > 0) {
+      buffer.clear().limit((int) Math.min(left, buffer.capacity()));
+      while (buffer.hasRemaining()) {
+        left -= channel.write(buffer);
+      }
     }
   }
 }

@@ -73,14 +73,12 @@ final class PendingBatches {
   private long bytes;
   private long reserved;
 
-  /** The last buffer, while small bodies are gathered into it; else null. */
-  private ByteBuf gathering;
-
   /**
-   * Reservations of the bodies copied into {@link #gathering}, which its own reservation covers;
-   * returned when it stops gathering, part of {@link #reserved} until then.
+   * The last buffer, while small bodies are gathered into it; else null. The bodies copied into it,
+   * its readable bytes, still hold their own reservations (part of {@link #reserved}), which its
+   * own covers: they are returned when it stops gathering.
    */
-  private long gatheredReservations;
+  private ByteBuf gathering;
 
   private int nextGatherCapacity = GATHER_FIRST;
 
@@ -110,7 +108,6 @@ final class PendingBatches {
     }
     if (gathering != null) {
       gathering.writeBytes(body, body.readerIndex(), length);
-      gatheredReservations += length;
     } else {
       // the first since the last hand-over, or no room to gather: a copy of its own size
       buffers.add(PooledByteBufAllocator.DEFAULT.directBuffer(length, length).writeBytes(body));
@@ -120,11 +117,11 @@ final class PendingBatches {
 
   /** Ends the gathering buffer, returning the reservations it made redundant. */
   private void stopGathering() {
-    gathering = null;
-    if (gatheredReservations > 0) {
-      memory.release(gatheredReservations);
-      reserved -= gatheredReservations;
-      gatheredReservations = 0;
+    if (gathering != null) {
+      int copied = gathering.readableBytes();
+      gathering = null;
+      memory.release(copied);
+      reserved -= copied;
     }
   }
 
@@ -150,7 +147,6 @@ final class PendingBatches {
     bytes = 0;
     reserved = 0;
     gathering = null;
-    gatheredReservations = 0;
     return handed;
   }
 }
