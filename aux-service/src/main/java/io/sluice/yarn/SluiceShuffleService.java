@@ -3,6 +3,7 @@ package io.sluice.yarn;
 import com.codahale.metrics.MetricRegistry;
 import io.sluice.common.Clock;
 import io.sluice.common.SluiceConf;
+import io.sluice.common.UnknownKeys;
 import io.sluice.network.NetworkConf;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ShuffleServer;
@@ -11,6 +12,7 @@ import io.sluice.server.admin.AdminConf;
 import io.sluice.server.admin.AdminHttpServer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.function.Consumer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.metrics2.MetricsException;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
@@ -55,20 +57,29 @@ public final class SluiceShuffleService extends AuxiliaryService {
   private AdminConf adminConf;
   private volatile AdminHttpServer http;
 
+  /** Where warnings about the configuration go: the NodeManager's log. */
+  private final Consumer<String> configWarnings;
+
   public SluiceShuffleService() {
+    this(LOG::warn);
+  }
+
+  /** With the configuration's warnings sent to {@code configWarnings} (tests). */
+  SluiceShuffleService(Consumer<String> configWarnings) {
     super(NAME);
+    this.configWarnings = configWarnings;
   }
 
   @Override
   protected void serviceInit(Configuration conf) throws Exception {
     SluiceConf sluice = YarnServerConf.from(conf, getRecoveryPath());
+    // before the settings are checked: a misspelled key may be why one of them is wrong
+    for (String warning : UnknownKeys.core().warnings(sluice)) {
+      configWarnings.accept("NodeManager configuration: " + warning);
+    }
     serverConf = new ServerConf(sluice);
     networkConf = new NetworkConf(sluice);
     adminConf = new AdminConf(sluice);
-    for (String unknown : sluice.unknownKeys().keySet()) {
-      LOG.warn(
-          "Unknown configuration key {} in the NodeManager's configuration (ignored)", unknown);
-    }
     super.serviceInit(conf);
   }
 

@@ -219,9 +219,9 @@ public final class ServerBenchmarkOptions {
     if (memoryBytes < 2L << 20) {
       throw new ParameterException("--memory must be at least 2m");
     }
-    Map<String, String> unknown = SluiceConf.of(settings()).unknownKeys();
+    List<String> unknown = SluiceConf.of(settings()).unknownKeys();
     if (!unknown.isEmpty()) {
-      throw new ParameterException("--conf: unknown settings " + unknown.keySet());
+      throw new ParameterException("--conf: unknown settings " + unknown);
     }
     checksums = checksums.toLowerCase(Locale.ROOT);
     if (!List.of("on", "off", "both").contains(checksums)) {

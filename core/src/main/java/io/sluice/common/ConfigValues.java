@@ -95,8 +95,10 @@ final class ConfigValues {
     throw bad(key, raw, "true or false");
   }
 
+  /** The error for {@code raw}; the value is left out when the key looks secret. */
   private static IllegalArgumentException bad(String key, String raw, String expected) {
+    String value = SecretSettings.looksSecret(key) ? SecretSettings.REDACTED : "'" + raw + "'";
     return new IllegalArgumentException(
-        "Invalid value '" + raw + "' for " + key + ": expected " + expected);
+        "Invalid value " + value + " for " + key + ": expected " + expected);
   }
 }

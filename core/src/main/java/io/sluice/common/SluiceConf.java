@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
@@ -88,19 +89,12 @@ public final class SluiceConf {
   }
 
   /**
-   * Keys starting with {@code sluice.} that no config class declares: usually typos. Hadoop
-   * settings ({@value #HADOOP_PREFIX}) are not checked.
+   * Keys starting with {@code sluice.} that no config class of the core declares, sorted: usually
+   * typos. Hadoop settings ({@value #HADOOP_PREFIX}) are not checked. Components with keys of their
+   * own, and warnings with suggestions, use {@link UnknownKeys}.
    */
-  public Map<String, String> unknownKeys() {
-    Map<String, String> unknown = new TreeMap<>();
-    for (Map.Entry<String, String> e : values.entrySet()) {
-      if (e.getKey().startsWith("sluice.")
-          && !e.getKey().startsWith(HADOOP_PREFIX)
-          && ConfigKeys.find(e.getKey()) == null) {
-        unknown.put(e.getKey(), e.getValue());
-      }
-    }
-    return unknown;
+  public List<String> unknownKeys() {
+    return UnknownKeys.core().find(this);
   }
 
   static String expand(String raw) {
@@ -117,8 +111,17 @@ public final class SluiceConf {
     return v;
   }
 
+  /**
+   * The settings, with the values redacted of keys that look secret ({@link SecretSettings}) and of
+   * keys nobody declares, since a misspelled secret key ({@code sluice.auth.clusterSecert}) need
+   * not look secret.
+   */
   @Override
   public String toString() {
-    return values.toString();
+    Map<String, String> shown = SecretSettings.redacted(values);
+    for (String unknown : unknownKeys()) {
+      shown.put(unknown, SecretSettings.REDACTED);
+    }
+    return shown.toString();
   }
 }

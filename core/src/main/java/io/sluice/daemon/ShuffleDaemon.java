@@ -6,6 +6,7 @@ import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.jmx.JmxReporter;
 import io.sluice.common.Clock;
 import io.sluice.common.SluiceConf;
+import io.sluice.common.UnknownKeys;
 import io.sluice.network.NetworkConf;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ShuffleServer;
@@ -63,15 +64,16 @@ public final class ShuffleDaemon {
     AdminConf adminConf;
     try {
       conf = loadConf(options);
+      // before the settings are checked: a misspelled key may be why one of them is wrong
+      for (String warning : UnknownKeys.core().warnings(conf)) {
+        err.println("shuffle-daemon: warning: " + warning);
+      }
       serverConf = new ServerConf(conf);
       networkConf = new NetworkConf(conf);
       adminConf = new AdminConf(conf);
     } catch (IllegalArgumentException | IOException e) {
       err.println("shuffle-daemon: configuration error: " + e.getMessage());
       return 2;
-    }
-    for (String unknown : conf.unknownKeys().keySet()) {
-      err.println("shuffle-daemon: warning: unknown configuration key " + unknown + " (ignored)");
     }
     MetricRegistry metrics = new MetricRegistry();
     ShuffleServer server;

@@ -214,6 +214,30 @@ class ShuffleDaemonTest {
     assertThat(result.err).contains("configuration error", missing.toString());
   }
 
+  @Test
+  void warnsOfAMisspelledKeyByNameWithTheKeyItMeantAndWithoutItsValue() {
+    // the start-up fails on the port after the warning, so the run ends
+    Result result =
+        run(
+            "--port",
+            "70000",
+            "--dirs",
+            dir.toString(),
+            "--set",
+            "sluice.auth.clusterSecert=hunter2",
+            "--set",
+            "sluice.memroy.max=1g");
+
+    assertThat(result.code).isEqualTo(2);
+    assertThat(result.err)
+        .contains(
+            "shuffle-daemon: warning: unknown configuration key sluice.auth.clusterSecert"
+                + " (ignored); did you mean sluice.auth.clusterSecret?",
+            "shuffle-daemon: warning: unknown configuration key sluice.memroy.max (ignored);"
+                + " did you mean sluice.memory.max?")
+        .doesNotContain("hunter2");
+  }
+
   private static Result run(String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();

@@ -3,13 +3,13 @@ package io.sluice.flink;
 import io.sluice.client.ServerList;
 import io.sluice.common.ConfigKey;
 import io.sluice.common.SluiceConf;
+import io.sluice.common.UnknownKeys;
 import io.sluice.protocol.proto.ServerAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.apache.flink.configuration.Configuration;
 
 /**
@@ -160,15 +160,19 @@ public final class FlinkClientConf {
   }
 
   /**
-   * {@code sluice.*} entries of Flink's configuration that neither the core library nor this plugin
-   * declares: usually typos.
+   * {@code sluice.*} keys of Flink's configuration that neither the core library nor this plugin
+   * declares, sorted: usually typos.
    */
-  public Map<String, String> unknownKeys() {
-    Map<String, String> unknown = new TreeMap<>(sluiceConf.unknownKeys());
-    for (ConfigKey<?> key : KEYS) {
-      unknown.remove(key.name());
-    }
-    return unknown;
+  public static List<String> unknownKeys(Configuration flinkConf) {
+    return UnknownKeys.core().withKeys(KEYS).find(sluiceConf(flinkConf));
+  }
+
+  /**
+   * One warning per {@link #unknownKeys unknown key}, with the declared key it is close to; never a
+   * value.
+   */
+  public static List<String> unknownKeyWarnings(Configuration flinkConf) {
+    return UnknownKeys.core().withKeys(KEYS).warnings(sluiceConf(flinkConf));
   }
 
   /** The settings for the core client library. */

@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.BatchExecutionOptions;
 import org.apache.flink.configuration.Configuration;
@@ -66,12 +67,22 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
   private final Map<JobID, JobShuffle> jobs = new ConcurrentHashMap<>();
   private final Map<String, JobShuffle> jobsByApp = new ConcurrentHashMap<>();
   private final boolean jobRecovery;
+
+  /** Where warnings about the configuration go: the JobManager's log. */
+  private final Consumer<String> configWarnings;
+
   private List<InetSocketAddress> servers;
   private FlinkClientConf conf;
   private ClientContext context;
 
   public SluiceShuffleMaster(Configuration flinkConf) {
+    this(flinkConf, LOG::warn);
+  }
+
+  /** With the configuration's warnings sent to {@code configWarnings} (tests). */
+  SluiceShuffleMaster(Configuration flinkConf, Consumer<String> configWarnings) {
     this.flinkConf = flinkConf;
+    this.configWarnings = configWarnings;
     this.jobRecovery = flinkConf.get(BatchExecutionOptions.JOB_RECOVERY_ENABLED);
   }
 
@@ -81,6 +92,10 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
     if (context != null) {
       return;
     }
+    // first: a misspelled key may be why the settings below fail
+    for (String warning : FlinkClientConf.unknownKeyWarnings(flinkConf)) {
+      configWarnings.accept("Flink configuration: " + warning);
+    }
     this.servers = FlinkClientConf.servers(flinkConf);
     this.conf = new FlinkClientConf(flinkConf, segmentSize(flinkConf));
     this.context = new ClientContext(conf.sluiceConf());
@@ -88,9 +103,6 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
         "Sluice shuffle master (plugin for Flink {}) started with servers {}",
         FlinkLine.NAME,
         format(servers));
-    if (!conf.unknownKeys().isEmpty()) {
-      LOG.warn("Unknown Sluice settings in Flink's configuration (typos?): {}", conf.unknownKeys());
-    }
   }
 
   private static String format(List<InetSocketAddress> servers) {

@@ -73,15 +73,17 @@ class FlinkClientConfTest {
 
   @Test
   void reportsSluiceKeysNobodyDeclares() {
-    FlinkClientConf c =
-        new FlinkClientConf(
-            conf(
-                "sluice.flink.regionSiz", "1m",
-                "sluice.flink.regionSize", "1m",
-                "sluice.push.compression", "none",
-                "taskmanager.numberOfTaskSlots", "2"),
-            32 * 1024);
-    assertThat(c.unknownKeys()).containsOnlyKeys("sluice.flink.regionSiz");
+    Configuration flink =
+        conf(
+            "sluice.flink.regionSiz", "1m",
+            "sluice.flink.regionSize", "1m",
+            "sluice.push.compression", "none",
+            "taskmanager.numberOfTaskSlots", "2");
+    assertThat(FlinkClientConf.unknownKeys(flink)).containsExactly("sluice.flink.regionSiz");
+    assertThat(FlinkClientConf.unknownKeyWarnings(flink))
+        .containsExactly(
+            "unknown configuration key sluice.flink.regionSiz (ignored);"
+                + " did you mean sluice.flink.regionSize?");
   }
 
   @Test

@@ -126,6 +126,25 @@ class SluiceShuffleMasterTest {
   }
 
   @Test
+  void warnsOfMisspelledKeysByNameBeforeItReadsTheServersAndWithoutTheirValues() {
+    Configuration conf = new Configuration();
+    conf.setString("sluice.server", "a.example:9099");
+    conf.setString("sluice.auth.clusterSecert", "hunter2-the-secret");
+    conf.setString("sluice.flink.regionSize", "1m");
+    List<String> warnings = new ArrayList<>();
+
+    assertThatThrownBy(() -> new SluiceShuffleMaster(conf, warnings::add).start())
+        .hasMessageContaining("sluice.servers lists no server");
+    assertThat(warnings)
+        .containsExactly(
+            "Flink configuration: unknown configuration key sluice.auth.clusterSecert"
+                + " (ignored); did you mean sluice.auth.clusterSecret?",
+            "Flink configuration: unknown configuration key sluice.server (ignored);"
+                + " did you mean sluice.servers?");
+    assertThat(String.join("\n", warnings)).doesNotContain("hunter2", "a.example");
+  }
+
+  @Test
   void placesEachPartitionAsAMapPartitionOfItsJobsApplication() throws Exception {
     start(2);
     JobContext job = new JobContext();

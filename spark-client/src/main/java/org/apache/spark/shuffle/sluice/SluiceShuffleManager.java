@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
@@ -55,7 +56,17 @@ public class SluiceShuffleManager extends SortShuffleManager {
   private ShuffleCoordinator coordinator; // driver only; guarded by this
 
   public SluiceShuffleManager(SparkConf conf, boolean isDriver) {
+    this(conf, isDriver, LOG::warn);
+  }
+
+  /** With the configuration's warnings sent to {@code configWarnings} (tests). */
+  SluiceShuffleManager(SparkConf conf, boolean isDriver, Consumer<String> configWarnings) {
     super(conf);
+    if (isDriver) { // once per application; first, as a misspelled key may be why a check fails
+      for (String warning : SparkSluiceConf.unknownKeyWarnings(conf)) {
+        configWarnings.accept("Spark configuration: " + warning);
+      }
+    }
     SparkSluiceConf.checkCompatible(conf);
     this.conf = conf;
     this.isDriver = isDriver;

@@ -2,7 +2,10 @@ package org.apache.spark.shuffle.sluice;
 
 import io.sluice.auth.AuthConf;
 import io.sluice.common.SluiceConf;
+import io.sluice.common.UnknownKeys;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
@@ -30,7 +33,37 @@ public final class SparkSluiceConf {
    */
   public static final String SERVER_DISCOVERY = "spark.sluice.serverDiscovery";
 
+  /** The client's own keys (the core declares the others), as the core sees them. */
+  private static final List<String> OWN_KEYS =
+      List.of(
+          coreName(SERVERS),
+          coreName(SERVER_DISCOVERY),
+          coreName(YarnServerDiscovery.SERVER_PORT),
+          coreName(ShuffleFallback.POLICY),
+          coreName(ShuffleFallback.MAX_PARTITIONS));
+
   private SparkSluiceConf() {}
+
+  /** {@code spark.sluice.x} as the core names it: {@code sluice.x}. */
+  private static String coreName(String sparkKey) {
+    return sparkKey.substring(PREFIX.length() - "sluice.".length());
+  }
+
+  /**
+   * One warning per {@code spark.sluice.*} key of {@code spark} that neither the core nor this
+   * client declares (usually a typo), naming it as written in Spark's configuration and the
+   * declared key it is close to; never a value. {@code spark.sluice.hadoop.*} is Hadoop's and not
+   * checked.
+   */
+  static List<String> unknownKeyWarnings(SparkConf spark) {
+    List<String> names = new ArrayList<>();
+    for (Tuple2<String, String> e : spark.getAll()) {
+      if (e._1().startsWith(PREFIX)) {
+        names.add(coreName(e._1()));
+      }
+    }
+    return UnknownKeys.core().withNames(OWN_KEYS).shownWithPrefix("spark.").warnings(names);
+  }
 
   /**
    * Refuses settings that cannot work with Sluice as the shuffle manager.

@@ -40,6 +40,30 @@ class SparkSluiceConfTest {
   }
 
   @Test
+  void warnsOfSparkSluiceKeysNobodyDeclaresAsTheyAreWrittenInSparksConfiguration() {
+    SparkConf spark =
+        new SparkConf(false)
+            .set(SparkSluiceConf.SERVERS, "a:1")
+            .set(SparkSluiceConf.SERVER_DISCOVERY, "x.Discovery")
+            .set(ShuffleFallback.POLICY, "auto")
+            .set(ShuffleFallback.MAX_PARTITIONS, "100")
+            .set(YarnServerDiscovery.SERVER_PORT, "9290")
+            .set("spark.sluice.push.bufferSize", "16k")
+            .set("spark.sluice.hadoop.dfs.replication", "2")
+            .set("spark.sluice.fallbak", "never")
+            .set("spark.sluice.Servers", "b:2")
+            .set("spark.sluicex.whatever", "1")
+            .set("spark.executor.memory", "1g");
+
+    assertThat(SparkSluiceConf.unknownKeyWarnings(spark))
+        .containsExactly(
+            "unknown configuration key spark.sluice.Servers (ignored);"
+                + " did you mean spark.sluice.servers?",
+            "unknown configuration key spark.sluice.fallbak (ignored);"
+                + " did you mean spark.sluice.fallback?");
+  }
+
+  @Test
   void uncompressedSparkShuffleMeansUncompressedBatchesUnlessSetExplicitly() {
     SparkConf spark = new SparkConf(false).set("spark.shuffle.compress", "false");
     assertThat(SparkSluiceConf.toSluiceConf(spark).get(ClientConf.COMPRESSION)).isEqualTo("none");
