@@ -8,8 +8,10 @@ import java.util.List;
 final class DaemonOptions {
   @Parameter(
       names = "--conf",
-      description = "Configuration file (sluice.* keys) layered over conf/sluice-defaults.conf")
-  String confFile;
+      description =
+          "Configuration file (sluice.* keys) layered over conf/sluice-defaults.conf and"
+              + " conf/sluice.conf; may be repeated, a later file wins")
+  List<String> confFiles = new ArrayList<>();
 
   @Parameter(names = "--port", description = "Port to serve on (sluice.server.port); 0 picks one")
   Integer port;

@@ -21,13 +21,18 @@ import java.nio.file.Paths;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The standalone daemon: {@code bin/shuffle-daemon run} runs this in the foreground; {@code start}
  * runs it in the background. Configuration: {@code $SLUICE_HOME/conf/sluice-defaults.conf}, then
- * {@code --conf FILE}, then the command-line options. SIGTERM stops it cleanly.
+ * {@code $SLUICE_HOME/conf/sluice.conf}, then each {@code --conf FILE}, then the command-line
+ * options. SIGTERM stops it cleanly.
  */
 public final class ShuffleDaemon {
+  private static final Logger LOG = LoggerFactory.getLogger(ShuffleDaemon.class);
+
   /** The system property naming the file {@code shuffle-daemon stop --drain} writes. */
   static final String DRAIN_REQUEST = "sluice.drainRequestFile";
 
@@ -74,6 +79,10 @@ public final class ShuffleDaemon {
     } catch (IllegalArgumentException | IOException e) {
       err.println("shuffle-daemon: configuration error: " + e.getMessage());
       return 2;
+    }
+    for (String warning :
+        TempDirectoryCheck.warnings(serverConf, TempDirectoryCheck.systemTempRoots())) {
+      LOG.warn(warning);
     }
     MetricRegistry metrics = new MetricRegistry();
     ShuffleServer server;
@@ -176,20 +185,23 @@ public final class ShuffleDaemon {
   }
 
   /**
-   * Layers, lowest first: {@code home/conf/sluice-defaults.conf} (when {@code home} is not null and
-   * the file exists), {@code --conf FILE}, {@code --set key=value}, then the named options ({@code
-   * --port}, {@code --host}, {@code --dirs}, {@code --memory}).
+   * Layers, lowest first: {@code home/conf/sluice-defaults.conf} and then the site's {@code
+   * home/conf/sluice.conf} (each when {@code home} is not null and the file exists), each {@code
+   * --conf FILE} in order, {@code --set key=value}, then the named options ({@code --port}, {@code
+   * --host}, {@code --dirs}, {@code --memory}).
    */
   static SluiceConf loadConf(DaemonOptions options, String home) throws IOException {
     SluiceConf conf = SluiceConf.empty();
     if (home != null) {
-      Path defaults = Paths.get(home, "conf", "sluice-defaults.conf");
-      if (Files.exists(defaults)) {
-        conf = SluiceConf.load(defaults);
+      for (String name : new String[] {"sluice-defaults.conf", "sluice.conf"}) {
+        Path file = Paths.get(home, "conf", name);
+        if (Files.exists(file)) {
+          conf = conf.with(SluiceConf.load(file).asMap());
+        }
       }
     }
-    if (options.confFile != null) {
-      Path file = Paths.get(options.confFile);
+    for (String confFile : options.confFiles) {
+      Path file = Paths.get(confFile);
       if (!Files.isReadable(file)) {
         throw new IOException("--conf file " + file + " does not exist or is not readable");
       }

@@ -94,6 +94,35 @@ class ShuffleDaemonTest {
   }
 
   @Test
+  void theSitesConfFileLiesBetweenTheDefaultsAndConf() throws IOException {
+    write("conf/sluice-defaults.conf", "sluice.server.port = 1\nsluice.flush.size = 1m\n");
+    write("conf/sluice.conf", "sluice.server.port = 2\nsluice.server.host = site\n");
+    Path confFile = write("other.conf", "sluice.server.host = conf-file\n");
+
+    SluiceConf site = ShuffleDaemon.loadConf(parse(), dir.toString());
+    assertThat(site.get(ServerConf.FLUSH_SIZE)).isEqualTo(1L << 20); // defaults only
+    assertThat(site.get(ServerConf.PORT)).isEqualTo(2); // sluice.conf over the defaults
+    assertThat(site.get(ServerConf.HOST)).isEqualTo("site");
+
+    SluiceConf conf = ShuffleDaemon.loadConf(parse("--conf", confFile.toString()), dir.toString());
+    assertThat(conf.get(ServerConf.PORT)).isEqualTo(2);
+    assertThat(conf.get(ServerConf.HOST)).isEqualTo("conf-file"); // --conf over sluice.conf
+  }
+
+  @Test
+  void aLaterConfFileWins() throws IOException {
+    Path first = write("first.conf", "sluice.server.port = 1\nsluice.server.host = first\n");
+    Path second = write("second.conf", "sluice.server.port = 2\n");
+
+    SluiceConf conf =
+        ShuffleDaemon.loadConf(
+            parse("--conf", first.toString(), "--conf", second.toString()), null);
+
+    assertThat(conf.get(ServerConf.PORT)).isEqualTo(2);
+    assertThat(conf.get(ServerConf.HOST)).isEqualTo("first");
+  }
+
+  @Test
   void namedOptionsSetTheirKeys() throws IOException {
     SluiceConf conf =
         ShuffleDaemon.loadConf(
