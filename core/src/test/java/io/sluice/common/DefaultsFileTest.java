@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 class DefaultsFileTest {
@@ -33,13 +34,29 @@ class DefaultsFileTest {
   }
 
   @Test
-  void readmeConfigurationTableMatchesTheCode() throws IOException {
-    String readme = Files.readString(Paths.get("..", "README.md"), StandardCharsets.UTF_8);
-    assertThat(readme)
-        .as(
-            "README.md's configuration table must be exactly DefaultsFile.renderMarkdownTable();"
-                + " paste its output over the table")
-        .contains(DefaultsFile.renderMarkdownTable());
+  void docsConfigurationTablesMatchTheCode() throws IOException {
+    String docs =
+        Files.readString(Paths.get("..", "docs", "configuration.md"), StandardCharsets.UTF_8);
+    for (ConfigKey<?> key : ConfigKeys.ALL) {
+      assertThat(docs)
+          .as(
+              "docs/configuration.md must have the row '| `%s` | SCOPE | `%s` | DOC |', DOC being"
+                  + " the key's doc in the code",
+              key.name(), key.defaultValue())
+          .containsPattern(tableRow(key));
+    }
+  }
+
+  /** A row of docs/configuration.md's tables: key, scope (any), default, doc. */
+  static Pattern tableRow(ConfigKey<?> key) {
+    return Pattern.compile(
+        "(?m)^\\| `"
+            + Pattern.quote(key.name())
+            + "` \\| [^|`]+ \\| `"
+            + Pattern.quote(key.defaultValue())
+            + "` \\| "
+            + Pattern.quote(key.doc())
+            + " \\|$");
   }
 
   private static String firstDifference(String actual, String expected) {
