@@ -3,7 +3,7 @@ package io.sluice.flink;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.sluice.common.DefaultsFile;
+import io.sluice.common.ConfigKey;
 import io.sluice.testutil.TestCluster;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.apache.flink.configuration.Configuration;
 import org.junit.jupiter.api.Test;
@@ -134,17 +135,28 @@ class FlinkClientConfTest {
   }
 
   @Test
-  void theReadmeDocumentsEveryFlinkKey() throws Exception {
-    // the project's README, from flink-client or from a Flink line's module under it
+  void theConfigurationDocsDocumentEveryFlinkKey() throws Exception {
+    // the project's docs, from flink-client or from a Flink line's module under it
     Path dir = Paths.get("").toAbsolutePath();
-    while (!Files.exists(dir.resolve("README.md"))) {
+    while (!Files.exists(dir.resolve("docs/configuration.md"))) {
       dir = dir.getParent();
     }
-    String readme = Files.readString(dir.resolve("README.md"), StandardCharsets.UTF_8);
-    assertThat(readme)
-        .as(
-            "README.md's Flink settings table must be exactly"
-                + " DefaultsFile.renderMarkdownTable(FlinkClientConf.KEYS)")
-        .contains(DefaultsFile.renderMarkdownTable(FlinkClientConf.KEYS));
+    String docs = Files.readString(dir.resolve("docs/configuration.md"), StandardCharsets.UTF_8);
+    for (ConfigKey<?> key : FlinkClientConf.KEYS) {
+      assertThat(docs)
+          .as(
+              "docs/configuration.md must have the row '| `%s` | Flink client | `%s` | DOC |',"
+                  + " DOC being the key's doc in the code",
+              key.name(), key.defaultValue())
+          .containsPattern(
+              Pattern.compile(
+                  "(?m)^\\| `"
+                      + Pattern.quote(key.name())
+                      + "` \\| Flink client \\| `"
+                      + Pattern.quote(key.defaultValue())
+                      + "` \\| "
+                      + Pattern.quote(key.doc())
+                      + " \\|$"));
+    }
   }
 }
