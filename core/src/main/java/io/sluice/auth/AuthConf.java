@@ -68,12 +68,36 @@ public final class AuthConf {
           "",
           "A file holding sluice.auth.appSecret (surrounding whitespace ignored).");
 
+  public static final ConfigKey<Long> TIMEOUT =
+      ConfigKey.millis(
+          "sluice.auth.timeout",
+          "10s",
+          "With sluice.auth.enabled, on servers and coordinator endpoints: a connection that has"
+              + " not authenticated this long after it opened is closed, whatever it sends.");
+
+  public static final ConfigKey<Integer> MAX_PENDING_PER_PEER =
+      ConfigKey.integer(
+          "sluice.auth.maxPendingPerPeer",
+          64,
+          "With sluice.auth.enabled, on servers and coordinator endpoints: connections from one"
+              + " peer address that may be open at once without having authenticated yet; more"
+              + " are closed as they arrive.");
+
   public static final List<ConfigKey<?>> KEYS =
-      List.of(ENABLED, CLUSTER_SECRET, CLUSTER_SECRET_FILE, APP_SECRET, APP_SECRET_FILE);
+      List.of(
+          ENABLED,
+          CLUSTER_SECRET,
+          CLUSTER_SECRET_FILE,
+          APP_SECRET,
+          APP_SECRET_FILE,
+          TIMEOUT,
+          MAX_PENDING_PER_PEER);
 
   private final boolean enabled;
   private final Optional<byte[]> clusterSecret;
   private final Optional<byte[]> appSecret;
+  private final long timeoutMillis;
+  private final int maxPendingPerPeer;
 
   /**
    * @throws IllegalArgumentException naming the setting when a secret is too short or its file
@@ -83,6 +107,15 @@ public final class AuthConf {
     this.enabled = conf.get(ENABLED);
     this.clusterSecret = secret(conf, CLUSTER_SECRET, CLUSTER_SECRET_FILE);
     this.appSecret = secret(conf, APP_SECRET, APP_SECRET_FILE);
+    this.timeoutMillis = conf.get(TIMEOUT);
+    if (timeoutMillis < 1) {
+      throw new IllegalArgumentException(TIMEOUT + " must be positive, got " + timeoutMillis);
+    }
+    this.maxPendingPerPeer = conf.get(MAX_PENDING_PER_PEER);
+    if (maxPendingPerPeer < 1) {
+      throw new IllegalArgumentException(
+          MAX_PENDING_PER_PEER + " must be at least 1, got " + maxPendingPerPeer);
+    }
   }
 
   /**
@@ -137,6 +170,16 @@ public final class AuthConf {
 
   public boolean enabled() {
     return enabled;
+  }
+
+  /** Milliseconds a connection may stay open without authenticating ({@link #TIMEOUT}). */
+  public long timeoutMillis() {
+    return timeoutMillis;
+  }
+
+  /** Unauthenticated connections one peer address may hold open ({@link #MAX_PENDING_PER_PEER}). */
+  public int maxPendingPerPeer() {
+    return maxPendingPerPeer;
   }
 
   /** The cluster secret, when this process is a server or a coordinator. */

@@ -2,6 +2,7 @@ package io.sluice.auth;
 
 import com.google.protobuf.ByteString;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.sluice.common.Ids;
@@ -15,6 +16,11 @@ import io.sluice.protocol.proto.AuthChallenge;
 import io.sluice.protocol.proto.AuthHello;
 import io.sluice.protocol.proto.AuthProof;
 import io.sluice.protocol.proto.Status;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,6 +31,12 @@ import org.slf4j.LoggerFactory;
  * words whether or not the named application exists. A failed proof closes the connection. Bulk
  * data frames are refused before authentication by the frame decoder, so a stranger cannot make the
  * server reserve memory.
+ *
+ * <p>A stranger cannot hold connections either: a connection that has not authenticated {@code
+ * sluice.auth.timeout} after it opened is closed, whatever it sends meanwhile (an AUTH_HELLO resets
+ * only the idle timer), and one peer address may hold at most {@code sluice.auth.maxPendingPerPeer}
+ * unauthenticated connections at once; more are closed as they open, so the endpoint's connection
+ * slots ({@code sluice.network.server.maxConnections}) stay free for everyone else.
  */
 public final class ServerAuthenticator extends ChannelInboundHandlerAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(ServerAuthenticator.class);
@@ -32,6 +44,13 @@ public final class ServerAuthenticator extends ChannelInboundHandlerAdapter {
   private final String endpoint;
   private final AppKeys keys;
   private final Runnable onFailure;
+  private final PendingConnections pending;
+  private final long timeoutMillis;
+
+  /** The peer address counted in {@link #pending} until this connection authenticates; or null. */
+  private InetAddress countedPeer;
+
+  private ScheduledFuture<?> deadline;
 
   /** The exchange under way: set by AUTH_HELLO, used by AUTH_PROOF. */
   private String helloAppId;
@@ -41,13 +60,99 @@ public final class ServerAuthenticator extends ChannelInboundHandlerAdapter {
   private byte[] serverNonce;
 
   /**
+   * Makes the gate of each connection of one endpoint; the gates share the endpoint's count of
+   * unauthenticated connections per peer.
+   *
    * @param endpoint names this endpoint in logs
-   * @param onFailure counts a refused request or failed proof (a metric)
+   * @param conf the deadline and the per-peer bound
+   * @param onFailure counts a refused request, a failed proof, a connection refused or closed
+   *     unauthenticated (a metric)
    */
-  public ServerAuthenticator(String endpoint, AppKeys keys, Runnable onFailure) {
+  public static Supplier<ChannelHandler> gate(
+      String endpoint, AppKeys keys, AuthConf conf, Runnable onFailure) {
+    PendingConnections pending = new PendingConnections(conf.maxPendingPerPeer());
+    long timeoutMillis = conf.timeoutMillis();
+    return () -> new ServerAuthenticator(endpoint, keys, pending, timeoutMillis, onFailure);
+  }
+
+  private ServerAuthenticator(
+      String endpoint,
+      AppKeys keys,
+      PendingConnections pending,
+      long timeoutMillis,
+      Runnable onFailure) {
     this.endpoint = endpoint;
     this.keys = keys;
+    this.pending = pending;
+    this.timeoutMillis = timeoutMillis;
     this.onFailure = onFailure;
+  }
+
+  @Override
+  public void channelActive(ChannelHandlerContext ctx) {
+    InetAddress peer = peerAddress(ctx);
+    if (peer != null && !pending.tryAdd(peer)) {
+      onFailure.run();
+      long skipped = pending.refusalToLog(System.nanoTime());
+      if (skipped >= 0) {
+        LOG.warn(
+            "{}: refusing connection from {}: {} connections from it are open and not"
+                + " authenticated (sluice.auth.maxPendingPerPeer){}",
+            endpoint,
+            ctx.channel().remoteAddress(),
+            pending.maxPerPeer(),
+            skipped > 0 ? "; " + skipped + " such refusals not logged since the last" : "");
+      }
+      ctx.close();
+      return;
+    }
+    countedPeer = peer;
+    deadline =
+        ctx.executor().schedule(() -> deadlinePassed(ctx), timeoutMillis, TimeUnit.MILLISECONDS);
+    ctx.fireChannelActive();
+  }
+
+  private void deadlinePassed(ChannelHandlerContext ctx) {
+    deadline = null;
+    if (ConnectionPrincipal.of(ctx.channel()) != null || !ctx.channel().isActive()) {
+      return;
+    }
+    onFailure.run();
+    long skipped = pending.deadlineToLog(System.nanoTime());
+    if (skipped >= 0) {
+      LOG.warn(
+          "{}: closing connection from {}: it did not authenticate within {} ms"
+              + " (sluice.auth.timeout){}",
+          endpoint,
+          ctx.channel().remoteAddress(),
+          timeoutMillis,
+          skipped > 0 ? "; " + skipped + " such closes not logged since the last" : "");
+    }
+    ctx.close();
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    authenticatedOrClosed();
+    ctx.fireChannelInactive();
+  }
+
+  /** Stops counting this connection as unauthenticated; safe to call more than once. */
+  private void authenticatedOrClosed() {
+    if (deadline != null) {
+      deadline.cancel(false);
+      deadline = null;
+    }
+    if (countedPeer != null) {
+      pending.remove(countedPeer);
+      countedPeer = null;
+    }
+  }
+
+  private static InetAddress peerAddress(ChannelHandlerContext ctx) {
+    return ctx.channel().remoteAddress() instanceof InetSocketAddress
+        ? ((InetSocketAddress) ctx.channel().remoteAddress()).getAddress()
+        : null;
   }
 
   @Override
@@ -175,6 +280,7 @@ public final class ServerAuthenticator extends ChannelInboundHandlerAdapter {
       return;
     }
     ConnectionPrincipal.set(ctx.channel(), appId);
+    authenticatedOrClosed();
     byte[] serverProof = AuthCodes.serverProof(helloKey, appId, serverNonce, clientNonce);
     helloAppId = null;
     helloKey = null;

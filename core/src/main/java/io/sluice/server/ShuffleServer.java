@@ -84,8 +84,8 @@ public final class ShuffleServer implements Closeable {
       return null;
     }
     AppKeys keys = new RegisteredAppKeys(registry, conf.auth().requireClusterSecret());
-    return () ->
-        new ServerAuthenticator("sluice-server", keys, () -> metrics.authFailures().mark());
+    return ServerAuthenticator.gate(
+        "sluice-server", keys, conf.auth(), () -> metrics.authFailures().mark());
   }
 
   /** Bytes of a frame a chunk leaves for the frame's prefix and response header. */

@@ -288,7 +288,7 @@ class AuthenticationIT {
         .hasMessageContaining("sluice.auth.appSecretFile");
   }
 
-  private static Records.Checker writeAndRead(TestCluster cluster) throws Exception {
+  static Records.Checker writeAndRead(TestCluster cluster) throws Exception {
     cluster.coordinator().registerShuffle(0, 2, 4);
     for (int map = 0; map < 2; map++) {
       try (MapOutputPusher pusher = cluster.pusher(0, map, 0)) {
@@ -329,7 +329,7 @@ class AuthenticationIT {
   }
 
   /** Sends AUTH_HELLO (with a registration when {@code clusterSecret} is set); the answer. */
-  private static Response hello(
+  static Response hello(
       RawConnection c, String appId, String appSecret, String clusterSecret) throws IOException {
     return helloWith(c, appId, appSecret, clusterSecret, new byte[AuthCodes.NONCE_BYTES]);
   }
@@ -353,7 +353,7 @@ class AuthenticationIT {
   }
 
   /** The whole exchange; the answer to the proof (or to the hello when that was refused). */
-  private static Response authenticate(
+  static Response authenticate(
       RawConnection c, String appId, String appSecret, String clusterSecret) throws IOException {
     byte[] clientNonce = AuthCodes.nonce();
     Response challenge = helloWith(c, appId, appSecret, clusterSecret, clientNonce);

@@ -11,6 +11,7 @@ import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 
@@ -24,7 +25,19 @@ public final class RawConnection implements Closeable {
   private final DataInputStream in;
 
   public RawConnection(String host, int port) throws IOException {
-    socket = new Socket(host, port);
+    this(new Socket(host, port));
+  }
+
+  /**
+   * A connection from {@code localHost} (another loopback address, such as 127.0.0.2, makes the
+   * server see another peer).
+   */
+  public RawConnection(String host, int port, String localHost) throws IOException {
+    this(new Socket(InetAddress.getByName(host), port, InetAddress.getByName(localHost), 0));
+  }
+
+  private RawConnection(Socket socket) throws IOException {
+    this.socket = socket;
     socket.setTcpNoDelay(true);
     out = new DataOutputStream(socket.getOutputStream());
     in = new DataInputStream(socket.getInputStream());

@@ -539,7 +539,7 @@ public final class ShuffleCoordinator implements Closeable {
     }
     auth.requireClusterSecret();
     AppKeys keys = AppKeys.single(appId, AuthCodes.appKey(auth.requireAppSecret(), appId));
-    return () -> new ServerAuthenticator("sluice-coordinator-" + appId, keys, () -> {});
+    return ServerAuthenticator.gate("sluice-coordinator-" + appId, keys, auth, () -> {});
   }
 
   /** The commit of a shuffle, completing when it is done. */
