@@ -68,7 +68,7 @@ final class AdminClient implements AutoCloseable {
   private final ExecutorService pool;
 
   /**
-   * @param token sent as {@code Authorization: Bearer TOKEN} with actions; null for none
+   * @param token sent as {@code Authorization: Bearer TOKEN} with every request; null for none
    * @param sslContext for HTTPS; null for the JVM's default trust
    */
   AdminClient(
@@ -104,7 +104,7 @@ final class AdminClient implements AutoCloseable {
     return call(server, "GET", path);
   }
 
-  /** An action: carries the token. */
+  /** An action. */
   Reply post(String server, String path) {
     return call(server, "POST", path);
   }
@@ -140,11 +140,12 @@ final class AdminClient implements AutoCloseable {
         HttpRequest.newBuilder(uri).timeout(timeout).header("Accept", "application/json");
     if (method.equals("POST")) {
       request.POST(HttpRequest.BodyPublishers.noBody());
-      if (token != null) {
-        request.header("Authorization", "Bearer " + token);
-      }
     } else {
       request.GET();
+    }
+    if (token != null) {
+      // actions always need it; under sluice.auth.enabled the application listings do too
+      request.header("Authorization", "Bearer " + token);
     }
     HttpResponse<String> response;
     try {

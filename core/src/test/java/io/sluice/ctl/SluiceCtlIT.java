@@ -41,7 +41,8 @@ import org.junit.jupiter.api.io.TempDir;
  * discovery through a ResourceManager's nodes answer; HTTPS; and the {@code bin/sluice-ctl} script.
  */
 class SluiceCtlIT {
-  private static final String TOKEN = "a-fleet-admin-token-0123456789";
+  private static final String FLEET_TOKEN = "a-fleet-admin-token-0123456789";
+  private static final String TOKEN = "another-servers-admin-token-9876";
   private static final String APP = TestCluster.APP_ID;
 
   @TempDir Path tmp;
@@ -86,18 +87,20 @@ class SluiceCtlIT {
         code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
 
+  /** Runs sluice-ctl with the fleet's token in SLUICE_ADMIN_TOKEN, as an operator's shell has. */
   private static Result ctl(String... args) {
-    return ctl(Map.of(), args);
+    return ctl(Map.of("SLUICE_ADMIN_TOKEN", FLEET_TOKEN), args);
   }
 
-  /** Two servers with admin endpoints; the first requires {@code firstToken} when not null. */
+  /**
+   * Two servers with admin endpoints, both with {@link #FLEET_TOKEN} but the first, which has
+   * {@code firstToken} when not null.
+   */
   private void start(String firstToken) throws Exception {
     cluster = TestCluster.start(tmp, 2, Map.of());
     for (int i = 0; i < 2; i++) {
-      SluiceConf adminConf =
-          i == 0 && firstToken != null
-              ? SluiceConf.of(Map.of("sluice.admin.token", firstToken))
-              : SluiceConf.empty();
+      String token = i == 0 && firstToken != null ? firstToken : FLEET_TOKEN;
+      SluiceConf adminConf = SluiceConf.of(Map.of("sluice.admin.token", token));
       admins.add(
           new AdminHttpServer(
               new MetricRegistry(),
@@ -439,10 +442,13 @@ class SluiceCtlIT {
     start(TOKEN);
     pushData();
 
-    Result without = ctl("decommission", "--servers", servers());
+    Result without = ctl(Map.of(), "decommission", "--servers", admin(0));
     assertThat(without.code).as(without.toString()).isEqualTo(1);
-    assertThat(without.err).contains(admin(0), "401", "--token").doesNotContain(admin(1));
+    assertThat(without.err).contains(admin(0), "401", "--token");
     row(without, admin(0), "ERROR");
+    Result otherToken = ctl("decommission", "--servers", servers());
+    assertThat(otherToken.err).contains(admin(0), "401").doesNotContain(admin(1));
+    row(otherToken, admin(1), "DECOMMISSIONING");
     assertThat(cluster.server(0).lifecycle().name()).isEqualTo("SERVING");
 
     Result wrong = ctl("decommission", "--servers", admin(0), "--token", "x" + TOKEN);
@@ -452,14 +458,14 @@ class SluiceCtlIT {
     // reads need no token
     assertThat(ctl("status", "--servers", servers()).code).isZero();
 
-    Result with = ctl("decommission", "--servers", servers(), "--token", TOKEN);
+    Result with = ctl("decommission", "--servers", admin(0), "--token", TOKEN);
     assertThat(with.code).as(with.toString()).isZero();
     row(with, admin(0), "DECOMMISSIONING");
     assertThat(cluster.server(0).lifecycle().name()).isEqualTo("DECOMMISSIONING");
 
     Path tokenFile = Files.writeString(tmp.resolve("token"), TOKEN + "\n");
     Result fromFile =
-        ctl("cancel-decommission", "--servers", servers(), "--token-file", tokenFile.toString());
+        ctl("cancel-decommission", "--servers", admin(0), "--token-file", tokenFile.toString());
     assertThat(fromFile.code).as(fromFile.toString()).isZero();
     row(fromFile, admin(0), "SERVING");
 

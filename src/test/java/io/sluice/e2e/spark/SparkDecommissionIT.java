@@ -37,6 +37,8 @@ import scala.Tuple2;
  * drained once the application ends.
  */
 class SparkDecommissionIT {
+  private static final String ADMIN_TOKEN = "an-operators-admin-token-1234";
+
   private static final Duration BOUND = Duration.ofSeconds(100);
 
   @TempDir Path tmp;
@@ -63,7 +65,9 @@ class SparkDecommissionIT {
         AdminHttpServer admin =
             new AdminHttpServer(
                 new MetricRegistry(),
-                new AdminApi(servers.all().get(1), new AdminConf(SluiceConf.empty())),
+                new AdminApi(
+                    servers.all().get(1),
+                    new AdminConf(SluiceConf.of(Map.of("sluice.admin.token", ADMIN_TOKEN)))),
                 "127.0.0.1",
                 0,
                 Tls.fromConf(SluiceConf.empty()))) {
@@ -122,6 +126,7 @@ class SparkDecommissionIT {
                   .send(
                       HttpRequest.newBuilder(
                               URI.create("http://127.0.0.1:" + adminPort + "/api/v1/decommission"))
+                          .header("Authorization", "Bearer " + ADMIN_TOKEN)
                           .POST(HttpRequest.BodyPublishers.noBody())
                           .build(),
                       HttpResponse.BodyHandlers.ofString());

@@ -28,14 +28,17 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code GET /api/v1/applications/APP/shuffles}: the shuffles of one;
  *   <li>{@code POST /api/v1/decommission}, {@code POST /api/v1/cancel-decommission}, {@code POST
  *       /api/v1/applications/APP/expire}: actions, which need {@code Authorization: Bearer TOKEN}
- *       when {@code sluice.admin.token} is set and are refused when authentication is on without
+ *       with the server's {@code sluice.admin.token}, and are refused (403) on a server without
  *       one.
  * </ul>
  *
+ * <p>With {@code sluice.auth.enabled}, the two endpoints that list application ids need the token
+ * too; {@code status} (counts only) and {@code /metrics} stay open for monitoring.
+ *
  * <p>Errors are JSON too, {@code {"error": "..."}}, with 400 (malformed), 401 (no or wrong token),
- * 403 (actions closed), 404 (unknown path or application) or 405 (wrong method). Independent of
- * HTTP: {@link #answer} takes the method, path and authorization header, so the transport stays in
- * {@link AdminHttpServer}.
+ * 403 (no token configured), 404 (unknown path or application) or 405 (wrong method). Independent
+ * of HTTP: {@link #answer} takes the method, path and authorization header, so the transport stays
+ * in {@link AdminHttpServer}.
  */
 public final class AdminApi {
   private static final Logger LOG = LoggerFactory.getLogger(AdminApi.class);
@@ -74,10 +77,14 @@ public final class AdminApi {
       return get ? new Answer(200, status()) : wrongMethod(method, path, "GET");
     }
     if (parts.length == 1 && parts[0].equals("applications")) {
-      return get ? new Answer(200, applications()) : wrongMethod(method, path, "GET");
+      return get
+          ? readApplications(authorization, () -> new Answer(200, applications()))
+          : wrongMethod(method, path, "GET");
     }
     if (parts.length == 3 && parts[0].equals("applications") && parts[2].equals("shuffles")) {
-      return get ? shuffles(parts[1]) : wrongMethod(method, path, "GET");
+      return get
+          ? readApplications(authorization, () -> shuffles(parts[1]))
+          : wrongMethod(method, path, "GET");
     }
     if (parts.length == 1 && parts[0].equals("decommission")) {
       return post ? act(authorization, this::decommission) : wrongMethod(method, path, "POST");
@@ -106,22 +113,40 @@ public final class AdminApi {
     if (conf.actionsClosed()) {
       return error(
           403,
-          "actions are refused: sluice.auth.enabled is true and no sluice.admin.tokenFile (or"
-              + " sluice.admin.token) is set on this server");
+          "actions are refused: this server has no admin token; set sluice.admin.tokenFile (or"
+              + " sluice.admin.token) on it and send 'Authorization: Bearer TOKEN'");
     }
-    if (conf.token().isPresent()) {
-      String expected = "Bearer " + conf.token().get();
-      if (authorization == null
-          || !MessageDigest.isEqual(
-              expected.getBytes(StandardCharsets.UTF_8),
-              authorization.trim().getBytes(StandardCharsets.UTF_8))) {
-        return error(
-            401,
-            "this action needs the header 'Authorization: Bearer TOKEN' with the server's"
-                + " sluice.admin.token");
-      }
+    return authorized(authorization) ? action.run() : missingToken("this action");
+  }
+
+  /** A read that lists application ids: open unless authentication is on. */
+  private Answer readApplications(String authorization, Action read) {
+    if (!conf.applicationReadsGuarded()) {
+      return read.run();
     }
-    return action.run();
+    if (conf.actionsClosed()) {
+      return error(
+          403,
+          "application listings are refused: sluice.auth.enabled is true and this server has no"
+              + " admin token; set sluice.admin.tokenFile (or sluice.admin.token) on it");
+    }
+    return authorized(authorization)
+        ? read.run()
+        : missingToken("with sluice.auth.enabled, this read");
+  }
+
+  private boolean authorized(String authorization) {
+    byte[] expected = ("Bearer " + conf.token().get()).getBytes(StandardCharsets.UTF_8);
+    return authorization != null
+        && MessageDigest.isEqual(expected, authorization.trim().getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static Answer missingToken(String what) {
+    return error(
+        401,
+        what
+            + " needs the header 'Authorization: Bearer TOKEN' with the server's"
+            + " sluice.admin.token");
   }
 
   private Answer decommission() {

@@ -15,8 +15,8 @@ public final class AdminConf {
           "",
           "Bearer token the admin API's actions (decommission, cancel-decommission, expire) require"
               + " in an 'Authorization: Bearer TOKEN' header; at least 16 characters. Without one,"
-              + " actions are open unless sluice.auth.enabled, which then refuses them. Prefer"
-              + " sluice.admin.tokenFile.");
+              + " every action is refused (403). With sluice.auth.enabled, the endpoints that list"
+              + " application ids need it too. Prefer sluice.admin.tokenFile.");
   public static final ConfigKey<String> TOKEN_FILE =
       ConfigKey.string(
           "sluice.admin.tokenFile",
@@ -57,9 +57,20 @@ public final class AdminConf {
     return token;
   }
 
-  /** Actions are refused outright: authentication is on and no token is set. */
+  /**
+   * Actions are refused outright: no token is set. A server nobody configured a token for must not
+   * let anyone who reaches its admin port take it out of service or delete data.
+   */
   public boolean actionsClosed() {
-    return token.isEmpty() && authEnabled;
+    return token.isEmpty();
+  }
+
+  /**
+   * Reads that name applications (their ids and shuffles) need the token: authentication is on, so
+   * application ids are treated as confidential. Without a token set they are refused.
+   */
+  public boolean applicationReadsGuarded() {
+    return authEnabled;
   }
 
   public long drainTimeoutMillis() {

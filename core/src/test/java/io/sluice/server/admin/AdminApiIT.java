@@ -78,7 +78,7 @@ class AdminApiIT {
   @SuppressWarnings("unchecked")
   void everyEndpointAnswersItsDocumentedJson() throws Exception {
     try (TestCluster cluster = TestCluster.start(tmp, 1);
-        AdminHttpServer admin = admin(cluster.server(0), Map.of())) {
+        AdminHttpServer admin = admin(cluster.server(0), Map.of("sluice.admin.token", TOKEN))) {
       int port = admin.port();
       cluster.coordinator().registerShuffle(0, 1, 4);
       try (MapOutputPusher pusher = cluster.pusher(0, 0, 0)) {
@@ -216,16 +216,16 @@ class AdminApiIT {
       assertThat(shuffle.get("committedSplits")).isEqualTo(4L);
       assertThat(shuffle.get("partitions")).isEqualTo(4L);
 
-      HttpResponse<String> decommission = call(port, "POST", "/api/v1/decommission", null);
+      HttpResponse<String> decommission = call(port, "POST", "/api/v1/decommission", TOKEN);
       assertThat(decommission.statusCode()).isEqualTo(200);
       schema(json(decommission), "state", String.class, "shuffles", Long.class);
       assertThat(json(decommission).get("state")).isEqualTo("DECOMMISSIONING");
       HttpResponse<String> expire =
-          call(port, "POST", "/api/v1/applications/" + TestCluster.APP_ID + "/expire", null);
+          call(port, "POST", "/api/v1/applications/" + TestCluster.APP_ID + "/expire", TOKEN);
       assertThat(expire.statusCode()).isEqualTo(200);
       schema(json(expire), "application", String.class, "expired", Boolean.class);
       assertThat(json(call(port, "GET", "/api/v1/status", null)).get("state")).isEqualTo("DRAINED");
-      assertThat(json(call(port, "POST", "/api/v1/cancel-decommission", null)).get("state"))
+      assertThat(json(call(port, "POST", "/api/v1/cancel-decommission", TOKEN)).get("state"))
           .isEqualTo("SERVING");
     }
   }
@@ -233,7 +233,7 @@ class AdminApiIT {
   @Test
   void badRequestsGetAJsonErrorNamingWhatWasWrong() throws Exception {
     try (TestCluster cluster = TestCluster.start(tmp, 1);
-        AdminHttpServer admin = admin(cluster.server(0), Map.of())) {
+        AdminHttpServer admin = admin(cluster.server(0), Map.of("sluice.admin.token", TOKEN))) {
       int port = admin.port();
       assertError(call(port, "GET", "/api/v1/nothing", null), 404, "no such endpoint");
       assertError(call(port, "GET", "/api/v2/status", null), 404, "/api/v1");
@@ -244,7 +244,7 @@ class AdminApiIT {
           404,
           "application app-nobody has no data");
       assertError(
-          call(port, "POST", "/api/v1/applications/app-nobody/expire", null), 404, "app-nobody");
+          call(port, "POST", "/api/v1/applications/app-nobody/expire", TOKEN), 404, "app-nobody");
       assertThat(cluster.server(0).lifecycle()).isEqualTo(ShuffleServer.Lifecycle.SERVING);
     }
   }
@@ -273,6 +273,58 @@ class AdminApiIT {
       assertThat(call(withToken.port(), "POST", "/api/v1/decommission", TOKEN).statusCode())
           .isEqualTo(200);
       assertThat(cluster.server(0).lifecycle()).isEqualTo(ShuffleServer.Lifecycle.DRAINED);
+    }
+  }
+
+  @Test
+  void aDefaultInstallRefusesEveryActionAndKeepsItsData() throws Exception {
+    try (TestCluster cluster = TestCluster.start(tmp, 1);
+        AdminHttpServer defaults = admin(cluster.server(0), Map.of())) {
+      cluster.coordinator().registerShuffle(0, 1, 1);
+      try (MapOutputPusher pusher = cluster.pusher(0, 0, 0)) {
+        byte[] r = Records.record(0, 0, 0, 1000);
+        pusher.write(0, r, 0, r.length);
+        pusher.finish();
+      }
+      int port = defaults.port();
+      for (String action :
+          List.of(
+              "/api/v1/decommission",
+              "/api/v1/cancel-decommission",
+              "/api/v1/applications/" + TestCluster.APP_ID + "/expire")) {
+        assertError(call(port, "POST", action, null), 403, "sluice.admin.tokenFile");
+        assertError(call(port, "POST", action, TOKEN), 403, "no admin token");
+      }
+      assertThat(cluster.server(0).lifecycle()).isEqualTo(ShuffleServer.Lifecycle.SERVING);
+      assertThat(cluster.server(0).registry().application(TestCluster.APP_ID))
+          .as("the application's data is still there")
+          .isNotNull();
+      assertThat(call(port, "GET", "/api/v1/applications", null).statusCode())
+          .as("without authentication, listings stay open")
+          .isEqualTo(200);
+    }
+  }
+
+  @Test
+  void underAuthenticationApplicationListingsNeedTheToken() throws Exception {
+    try (TestCluster cluster = TestCluster.start(tmp, 1);
+        AdminHttpServer guarded =
+            admin(
+                cluster.server(0),
+                Map.of("sluice.auth.enabled", "true", "sluice.admin.token", TOKEN));
+        AdminHttpServer closed = admin(cluster.server(0), Map.of("sluice.auth.enabled", "true"))) {
+      String shuffles = "/api/v1/applications/" + TestCluster.APP_ID + "/shuffles";
+      for (String listing : List.of("/api/v1/applications", shuffles)) {
+        assertError(call(guarded.port(), "GET", listing, null), 401, "sluice.auth.enabled");
+        assertError(
+            call(guarded.port(), "GET", listing, "wrong-token-of-some-length"), 401, "Bearer");
+        assertError(call(closed.port(), "GET", listing, TOKEN), 403, "sluice.admin.tokenFile");
+      }
+      assertThat(call(guarded.port(), "GET", "/api/v1/applications", TOKEN).statusCode())
+          .isEqualTo(200);
+      assertThat(call(guarded.port(), "GET", "/api/v1/status", null).statusCode())
+          .as("status (counts only) stays open for monitoring")
+          .isEqualTo(200);
     }
   }
 
