@@ -26,6 +26,10 @@ import javax.crypto.spec.SecretKeySpec;
  *       proves {@code HMAC(K, "client", appId, serverNonce, clientNonce)}, the server answers
  *       {@code HMAC(K, "server", ...)}, so each side knows the other holds {@code K}. Nothing on
  *       the wire lets an observer compute a key or reuse a proof on another connection.
+ *   <li><b>At rest</b>: a server records {@code K} in its state store only sealed, {@code K xor
+ *       HMAC(clusterSecret, "at-rest", appId)} followed by {@code HMAC(clusterSecret,
+ *       "at-rest-mac", appId, sealed)}, so a copy of the state store does not authenticate anyone
+ *       without the cluster secret.
  * </ul>
  */
 public final class AuthCodes {
@@ -69,6 +73,35 @@ public final class AuthCodes {
       return null;
     }
     return xor(sealed, hmac(clusterSecret, "seal", utf8(appId), nonce));
+  }
+
+  /** Bytes of a key sealed at rest: the sealed key, then its MAC. */
+  public static final int SEALED_AT_REST_BYTES = 2 * KEY_BYTES;
+
+  /** {@code appKey} sealed for a server's state store (see the class comment). */
+  public static byte[] sealAtRest(byte[] clusterSecret, String appId, byte[] appKey) {
+    byte[] sealed = xor(appKey, hmac(clusterSecret, "at-rest", utf8(appId)));
+    byte[] mac = hmac(clusterSecret, "at-rest-mac", utf8(appId), sealed);
+    byte[] out = new byte[SEALED_AT_REST_BYTES];
+    System.arraycopy(sealed, 0, out, 0, KEY_BYTES);
+    System.arraycopy(mac, 0, out, KEY_BYTES, KEY_BYTES);
+    return out;
+  }
+
+  /**
+   * The key {@link #sealAtRest} sealed, or null when {@code record} was not sealed for {@code
+   * appId} with {@code clusterSecret} (another secret, a damaged or older record).
+   */
+  public static byte[] openAtRest(byte[] clusterSecret, String appId, byte[] record) {
+    if (record == null || record.length != SEALED_AT_REST_BYTES) {
+      return null;
+    }
+    byte[] sealed = java.util.Arrays.copyOf(record, KEY_BYTES);
+    byte[] mac = java.util.Arrays.copyOfRange(record, KEY_BYTES, SEALED_AT_REST_BYTES);
+    if (!MessageDigest.isEqual(mac, hmac(clusterSecret, "at-rest-mac", utf8(appId), sealed))) {
+      return null;
+    }
+    return xor(sealed, hmac(clusterSecret, "at-rest", utf8(appId)));
   }
 
   static byte[] clientProof(byte[] key, String appId, byte[] serverNonce, byte[] clientNonce) {

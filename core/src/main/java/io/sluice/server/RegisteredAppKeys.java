@@ -8,7 +8,9 @@ import io.sluice.server.storage.ShuffleRegistry;
 /**
  * A server's application keys: bound by the first registration a coordinator signed with the
  * cluster secret, kept with the application (and in the state store, so they survive a restart),
- * gone when the application is unregistered or expires.
+ * gone when the application is unregistered or expires. The registry, and so the state store, hold
+ * each key only sealed with the cluster secret ({@link AuthCodes#sealAtRest}): whoever can read the
+ * state store's files but lacks the secret cannot authenticate as an application.
  */
 final class RegisteredAppKeys implements AppKeys {
   private final ShuffleRegistry registry;
@@ -21,7 +23,8 @@ final class RegisteredAppKeys implements AppKeys {
 
   @Override
   public byte[] key(String appId) {
-    return registry.authKey(appId);
+    byte[] sealed = registry.authKey(appId);
+    return sealed == null ? null : AuthCodes.openAtRest(clusterSecret, appId, sealed);
   }
 
   @Override
@@ -30,7 +33,7 @@ final class RegisteredAppKeys implements AppKeys {
     if (key == null) {
       return "it is not signed with this server's cluster secret (sluice.auth.clusterSecret)";
     }
-    if (!registry.bindKey(appId, key)) {
+    if (!registry.bindKey(appId, AuthCodes.sealAtRest(clusterSecret, appId, key))) {
       return "the application id is registered here with another key (another coordinator"
           + " claimed it first)";
     }

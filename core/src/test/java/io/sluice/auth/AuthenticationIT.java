@@ -46,11 +46,17 @@ import io.sluice.testutil.TestCertificates;
 import io.sluice.testutil.TestCluster;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -208,7 +214,10 @@ class AuthenticationIT {
   void keysSurviveARestartAndClientsOfTheApplicationReadWithoutTheClusterSecret() throws Exception {
     try (TestCluster cluster = TestCluster.start(tmp, 1, auth(APP_SECRET, CLUSTER_SECRET))) {
       Records.Checker written = writeAndRead(cluster);
-      cluster.restartServer(0);
+      byte[] appKey =
+          AuthCodes.appKey(APP_SECRET.getBytes(StandardCharsets.UTF_8), TestCluster.APP_ID);
+      cluster.restartServer(
+          0, serverRoot -> assertOwnerOnlyAndNoKeyInPlainText(serverRoot, appKey));
       // an executor: the application secret only, no cluster secret
       SluiceConf executorConf = SluiceConf.of(auth(APP_SECRET, null));
       try (ClientContext executor = new ClientContext(executorConf)) {
@@ -230,6 +239,49 @@ class AuthenticationIT {
         assertThat(read.bytes()).isEqualTo(written.bytes());
       }
     }
+  }
+
+  /**
+   * Another user on the host reads nothing of a stopped server: its data and state directories are
+   * rwx------, its data files rw-------, and no file holds an application's key as it is.
+   */
+  private static void assertOwnerOnlyAndNoKeyInPlainText(Path serverRoot, byte[] appKey)
+      throws IOException {
+    Path disk1 = serverRoot.resolve("disk1");
+    for (Path dir : List.of(disk1, serverRoot.resolve("disk2"), disk1.resolve(".sluice-state"))) {
+      assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)))
+          .as(dir.toString())
+          .isEqualTo("rwx------");
+    }
+    List<Path> files;
+    try (Stream<Path> walk = Files.walk(serverRoot)) {
+      files = walk.filter(Files::isRegularFile).collect(Collectors.toList());
+    }
+    List<Path> dataFiles = new ArrayList<>();
+    for (Path f : files) {
+      byte[] bytes = Files.readAllBytes(f);
+      assertThat(indexOf(bytes, appKey)).as("the application's key in " + f).isEqualTo(-1);
+      if (!f.startsWith(disk1.resolve(".sluice-state"))) {
+        dataFiles.add(f);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f)))
+            .as(f.toString())
+            .isEqualTo("rw-------");
+      }
+    }
+    assertThat(dataFiles).as("data files written").isNotEmpty();
+  }
+
+  private static int indexOf(byte[] haystack, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= haystack.length; i++) {
+      for (int j = 0; j < needle.length; j++) {
+        if (haystack[i + j] != needle[j]) {
+          continue outer;
+        }
+      }
+      return i;
+    }
+    return -1;
   }
 
   @Test
@@ -329,8 +381,8 @@ class AuthenticationIT {
   }
 
   /** Sends AUTH_HELLO (with a registration when {@code clusterSecret} is set); the answer. */
-  static Response hello(
-      RawConnection c, String appId, String appSecret, String clusterSecret) throws IOException {
+  static Response hello(RawConnection c, String appId, String appSecret, String clusterSecret)
+      throws IOException {
     return helloWith(c, appId, appSecret, clusterSecret, new byte[AuthCodes.NONCE_BYTES]);
   }
 

@@ -1,7 +1,9 @@
 package io.sluice.server.sort;
 
+import io.sluice.server.storage.OwnerOnly;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -138,7 +140,12 @@ public final class SortedSplitIndex {
     CRC32 crc = new CRC32();
     crc.update(b.array(), 0, b.position());
     b.putInt((int) crc.getValue());
-    Files.write(file, b.array());
+    try (FileChannel out = OwnerOnly.createFile(file, false)) {
+      ByteBuffer bytes = ByteBuffer.wrap(b.array());
+      while (bytes.hasRemaining()) {
+        out.write(bytes);
+      }
+    }
   }
 
   /**

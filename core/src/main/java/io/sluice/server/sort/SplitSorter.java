@@ -2,6 +2,7 @@ package io.sluice.server.sort;
 
 import io.sluice.protocol.BatchFormat;
 import io.sluice.server.storage.CommittedSplitFile;
+import io.sluice.server.storage.OwnerOnly;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -79,12 +80,7 @@ final class SplitSorter {
     try (FileChannel in = FileChannel.open(source, StandardOpenOption.READ)) {
       BatchTable batches = scan(in, split);
       SortedSplitIndex result;
-      try (FileChannel out =
-          FileChannel.open(
-              sortedTmp,
-              StandardOpenOption.CREATE,
-              StandardOpenOption.TRUNCATE_EXISTING,
-              StandardOpenOption.WRITE)) {
+      try (FileChannel out = OwnerOnly.createFile(sortedTmp, false)) {
         result = copySorted(in, out, batches, split);
       }
       Files.move(sortedTmp, sorted, StandardCopyOption.ATOMIC_MOVE);

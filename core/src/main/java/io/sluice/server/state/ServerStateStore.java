@@ -2,6 +2,7 @@ package io.sluice.server.state;
 
 import com.codahale.metrics.MetricRegistry;
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.sluice.auth.AuthCodes;
 import io.sluice.common.Ids;
 import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.proto.StateApplication;
@@ -10,12 +11,12 @@ import io.sluice.protocol.proto.StateShuffle;
 import io.sluice.protocol.proto.StateSplit;
 import io.sluice.server.storage.CommittedMapPartition;
 import io.sluice.server.storage.CommittedSplitFile;
+import io.sluice.server.storage.OwnerOnly;
 import io.sluice.server.storage.ShuffleShape;
 import io.sluice.server.storage.ShuffleStateListener;
 import io.sluice.server.storage.SplitKey;
 import java.io.Closeable;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -105,7 +106,7 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
           "Cannot load RocksDB's native library for the state store in " + dir + ": " + e, e);
     }
     try {
-      Files.createDirectories(dir);
+      OwnerOnly.directory(dir);
     } catch (IOException e) {
       throw new IOException("Cannot create the state directory " + dir + ": " + e, e);
     }
@@ -222,9 +223,17 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
       throws InvalidProtocolBufferException {
     if (key.startsWith(StateKeys.APP)) {
       StateApplication app = StateApplication.parseFrom(value);
-      state.addApplication(
-          Ids.checkAppId(app.getAppId()),
-          app.getAuthKey().isEmpty() ? null : app.getAuthKey().toByteArray());
+      String appId = Ids.checkAppId(app.getAppId());
+      byte[] authKey = app.getAuthKey().isEmpty() ? null : app.getAuthKey().toByteArray();
+      if (authKey != null && authKey.length != AuthCodes.SEALED_AT_REST_BYTES) {
+        LOG.warn(
+            "State store {}: the key of application {} was recorded unsealed by an earlier"
+                + " version and is dropped; its coordinator's next registration binds it again",
+            dir,
+            appId);
+        authKey = null;
+      }
+      state.addApplication(appId, authKey);
     } else if (key.startsWith(StateKeys.SHUFFLE)) {
       StateShuffle s = StateShuffle.parseFrom(value);
       state.markStageCommitted(

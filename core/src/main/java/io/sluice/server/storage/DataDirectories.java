@@ -76,7 +76,7 @@ public final class DataDirectories implements AutoCloseable {
     List<DataDirectory> list = new ArrayList<>();
     for (Path root : conf.dirs()) {
       try {
-        Files.createDirectories(root);
+        OwnerOnly.directory(root);
       } catch (IOException e) {
         throw new IOException("Cannot create data directory " + root + ": " + e, e);
       }

@@ -11,7 +11,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -471,12 +470,7 @@ public final class MapPartitionFile {
   }
 
   private static FileChannel create(Path path) throws IOException {
-    Files.createDirectories(path.getParent());
-    return FileChannel.open(
-        path,
-        StandardOpenOption.CREATE,
-        StandardOpenOption.TRUNCATE_EXISTING,
-        StandardOpenOption.WRITE);
+    return OwnerOnly.createFile(path, false);
   }
 
   private synchronized boolean isDroppedOrFailed() {

@@ -15,7 +15,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -283,15 +282,7 @@ public final class ReducePartitionSplit {
 
   private FileChannel openChannel() throws IOException {
     if (channel == null) {
-      Path path = inProgressPath(dir);
-      Files.createDirectories(path.getParent());
-      channel =
-          FileChannel.open(
-              path,
-              StandardOpenOption.CREATE,
-              StandardOpenOption.TRUNCATE_EXISTING,
-              StandardOpenOption.READ,
-              StandardOpenOption.WRITE);
+      channel = OwnerOnly.createFile(inProgressPath(dir), true);
       writeback = trackWriteback(dir, channel);
     }
     return channel;
@@ -358,14 +349,7 @@ public final class ReducePartitionSplit {
       throw e;
     }
     Path newPath = inProgressPath(target);
-    Files.createDirectories(newPath.getParent());
-    FileChannel out =
-        FileChannel.open(
-            newPath,
-            StandardOpenOption.CREATE,
-            StandardOpenOption.TRUNCATE_EXISTING,
-            StandardOpenOption.READ,
-            StandardOpenOption.WRITE);
+    FileChannel out = OwnerOnly.createFile(newPath, true);
     try {
       if (flushedLength > 0) {
         if (channel == null) {
