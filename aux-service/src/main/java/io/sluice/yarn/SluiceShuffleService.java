@@ -169,25 +169,35 @@ public final class SluiceShuffleService extends AuxiliaryService {
     LOG.debug("Application {} starts on this node", context.getApplicationId());
   }
 
-  /** Deletes the application's shuffle data on this node (on the server's threads). */
+  /**
+   * Deletes the shuffle data on this node of every Sluice application that ends with YARN's
+   * application (on the server's threads): the one of the same id, its attempts ({@code
+   * ID-attempt-N}, a Spark driver in cluster mode) and those whose coordinators ran in it (a Flink
+   * job, {@code flink-JOB}).
+   */
   @Override
   public void stopApplication(ApplicationTerminationContext context) {
     ShuffleServer s = server;
     if (s == null) {
       return;
     }
-    String appId = context.getApplicationId().toString();
-    s.registry()
-        .unregisterApplication(appId)
-        .whenComplete(
-            (v, e) -> {
-              if (e != null) {
-                LOG.warn("Deleting the shuffle data of application {} failed: {}", appId, e);
-              } else {
-                LOG.info(
-                    "Application {} finished; its shuffle data on this node is deleted", appId);
-              }
-            });
+    String yarnAppId = context.getApplicationId().toString();
+    for (String appId : s.registry().applicationsOf(yarnAppId)) {
+      s.registry()
+          .unregisterApplication(appId)
+          .whenComplete(
+              (v, e) -> {
+                if (e != null) {
+                  LOG.warn("Deleting the shuffle data of application {} failed: {}", appId, e);
+                } else {
+                  LOG.info(
+                      "YARN application {} finished; the shuffle data of application {} on this"
+                          + " node is deleted",
+                      yarnAppId,
+                      appId);
+                }
+              });
+    }
   }
 
   /** The server's port as 4 big-endian bytes; empty (never null) while it is not running. */

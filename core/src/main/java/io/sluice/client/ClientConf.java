@@ -97,6 +97,15 @@ public final class ClientConf {
               + " tier at commit, whatever its size, so the shuffles outlive the servers (servers"
               + " whose sluice.storage.policy does not name hdfs keep them local). Read by the"
               + " coordinator (the Spark driver).");
+  public static final ConfigKey<String> CLUSTER_APPLICATION_ID =
+      ConfigKey.string(
+          "sluice.client.clusterApplicationId",
+          "",
+          "The resource manager's id of the application the coordinator runs in (YARN's"
+              + " application_...), sent with every shuffle registration so that a NodeManager's"
+              + " server deletes the data when YARN reports that application finished; empty"
+              + " means the YARN application of the coordinator's own container (its CONTAINER_ID),"
+              + " or none outside YARN.");
   public static final ConfigKey<Integer> REPLICATION_FACTOR =
       ConfigKey.integer(
           "sluice.replication.factor",
@@ -131,6 +140,7 @@ public final class ClientConf {
   public static final List<ConfigKey<?>> KEYS =
       List.of(
           DISTRIBUTED_TIER,
+          CLUSTER_APPLICATION_ID,
           REPLICATION_FACTOR,
           TOPOLOGY_SCRIPT,
           TOPOLOGY_TIMEOUT,
@@ -169,12 +179,18 @@ public final class ClientConf {
   private final int mapReadCredits;
   private final int replicationFactor;
   private final boolean distributedTier;
+  private final String clusterApplicationId;
   private final String topologyScript;
   private final long topologyTimeoutMillis;
 
   public ClientConf(SluiceConf conf) {
     this.replicationFactor = conf.get(REPLICATION_FACTOR);
     this.distributedTier = conf.get(DISTRIBUTED_TIER);
+    String clusterApp = conf.get(CLUSTER_APPLICATION_ID).trim();
+    this.clusterApplicationId =
+        clusterApp.isEmpty()
+            ? YarnContainer.applicationId(System.getenv("CONTAINER_ID"))
+            : clusterApp;
     this.topologyScript = conf.get(TOPOLOGY_SCRIPT).trim();
     this.topologyTimeoutMillis = conf.get(TOPOLOGY_TIMEOUT);
     if (topologyTimeoutMillis < 1) {
@@ -264,6 +280,14 @@ public final class ClientConf {
   /** Whether every split of the application's shuffles goes to the distributed tier. */
   public boolean distributedTier() {
     return distributedTier;
+  }
+
+  /**
+   * The resource manager's application this one runs in ({@code sluice.client.clusterApplicationId}
+   * or the coordinator's YARN container's), or {@code ""}.
+   */
+  public String clusterApplicationId() {
+    return clusterApplicationId;
   }
 
   public int replicationFactor() {

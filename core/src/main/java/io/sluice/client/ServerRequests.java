@@ -24,15 +24,22 @@ public final class ServerRequests {
    */
   public static LongFunction<Message> registerShuffle(
       String appId, int shuffleId, int numMaps, int numPartitions) {
-    return registerShuffle(appId, shuffleId, numMaps, numPartitions, false);
+    return registerShuffle(appId, shuffleId, numMaps, numPartitions, false, "");
   }
 
   /**
    * Like {@link #registerShuffle(String, int, int, int)}; with {@code distributedTier}, asks that
-   * every split of the shuffle go to the server's distributed tier at commit.
+   * every split of the shuffle go to the server's distributed tier at commit; {@code clusterAppId}
+   * names the resource manager's application this one runs in ({@code ""} for none), whose end a
+   * NodeManager's server takes as this application's.
    */
   public static LongFunction<Message> registerShuffle(
-      String appId, int shuffleId, int numMaps, int numPartitions, boolean distributedTier) {
+      String appId,
+      int shuffleId,
+      int numMaps,
+      int numPartitions,
+      boolean distributedTier,
+      String clusterAppId) {
     return id ->
         Messages.request(
             MessageType.REGISTER_SHUFFLE,
@@ -43,6 +50,7 @@ public final class ServerRequests {
                 .setNumMaps(numMaps)
                 .setNumPartitions(numPartitions)
                 .setDistributedTier(distributedTier)
+                .setClusterAppId(clusterAppId)
                 .build(),
             id);
   }

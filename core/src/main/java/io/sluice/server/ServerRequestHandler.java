@@ -189,6 +189,7 @@ final class ServerRequestHandler implements RequestHandler {
           if (h.getDistributedTier()) {
             shuffle.sendEverySplitToDistributedTier();
           }
+          registry.noteClusterApplication(h.getAppId(), h.getClusterAppId());
           // answered once the registration is in the state store's log (written off this thread)
           answerWhenDone(channel, h.getRequestId(), registry.recorded());
           return null;

@@ -223,7 +223,12 @@ public final class ShuffleCoordinator implements Closeable {
               appId,
               s,
               ServerRequests.registerShuffle(
-                  appId, shuffleId, numMaps, numPartitions, context.conf().distributedTier())));
+                  appId,
+                  shuffleId,
+                  numMaps,
+                  numPartitions,
+                  context.conf().distributedTier(),
+                  context.conf().clusterApplicationId())));
     }
     long deadline =
         System.nanoTime()
@@ -297,7 +302,12 @@ public final class ShuffleCoordinator implements Closeable {
         appId,
         server,
         ServerRequests.registerShuffle(
-            appId, shuffleId, numMaps, numPartitions, context.conf().distributedTier()));
+            appId,
+            shuffleId,
+            numMaps,
+            numPartitions,
+            context.conf().distributedTier(),
+            context.conf().clusterApplicationId()));
     registeredServers.add(server);
   }
 

@@ -47,8 +47,14 @@ public final class ShuffleRegistry {
     final LongAdder pushedBytes = new LongAdder();
     final LongAdder readBytes = new LongAdder();
 
-    /** The key its coordinator registered (sluice.auth.enabled); null without authentication. */
+    /**
+     * The key its coordinator registered (sluice.auth.enabled), sealed as the state store holds it;
+     * null without authentication.
+     */
     volatile byte[] authKey;
+
+    /** The resource manager's application it runs in (YARN's application_...), or "". */
+    volatile String clusterAppId = "";
 
     Application(String appId, long now) {
       this.appId = appId;
@@ -277,6 +283,35 @@ public final class ShuffleRegistry {
    */
   public CompletableFuture<Void> recorded() {
     return state.recorded();
+  }
+
+  /**
+   * Notes that {@code appId} runs in the resource manager's application {@code clusterAppId}
+   * (YARN's {@code application_...}), as its shuffle registrations say; an empty one changes
+   * nothing.
+   */
+  public void noteClusterApplication(String appId, String clusterAppId) {
+    Application app = apps.get(appId);
+    if (app != null && !clusterAppId.isEmpty()) {
+      app.clusterAppId = clusterAppId;
+    }
+  }
+
+  /**
+   * The applications that end with the resource manager's application {@code clusterAppId}: the one
+   * of that id, its attempts ({@code ID-attempt-N}, as a Spark driver in cluster mode names them),
+   * and every application whose registrations named it (a Flink job, {@code flink-JOB}).
+   */
+  public List<String> applicationsOf(String clusterAppId) {
+    List<String> ids = new ArrayList<>();
+    for (Application a : apps.values()) {
+      if (a.appId.equals(clusterAppId)
+          || a.appId.startsWith(clusterAppId + "-attempt-")
+          || a.clusterAppId.equals(clusterAppId)) {
+        ids.add(a.appId);
+      }
+    }
+    return ids;
   }
 
   /** Removes an application with all its shuffles and files; a no-op for an unknown one. */
