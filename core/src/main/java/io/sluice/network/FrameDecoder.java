@@ -13,6 +13,8 @@ import io.netty.handler.codec.TooLongFrameException;
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Splits the byte stream into {@link Message}s (layout in {@link Message}).
@@ -29,6 +31,12 @@ import java.util.concurrent.TimeUnit;
  *       ReadGate#RESERVATION}) and tries again every {@link #RESERVATION_RETRY_MILLIS} ms, so the
  *       socket, not the heap, holds the rest. A frame that had already arrived whole is passed on
  *       unreserved ({@link Message#reservedBytes()} 0) for the receiver to refuse (CONGESTED).
+ *   <li>A data frame whose body is larger than {@code sluice.network.server.maxBodyInFlight} is
+ *       refused (the connection closes), so one connection reserves at most that much.
+ *   <li>A reserved body that has not arrived whole {@code sluice.network.server.bodyTimeout} after
+ *       it was reserved closes the connection, which gives the reservation back: a sender that
+ *       announces large frames and sends them slowly, or never finishes, holds the budget for that
+ *       long at most.
  * </ul>
  *
  * So a connection's decoder holds at most one socket read (Netty reads at most 64 KiB at a time)
@@ -49,6 +57,8 @@ import java.util.concurrent.TimeUnit;
  * TooLongFrameException}; the pipeline closes the connection and logs why.
  */
 public final class FrameDecoder extends ByteToMessageDecoder {
+  private static final Logger LOG = LoggerFactory.getLogger(FrameDecoder.class);
+
   /** type:int8 + headerLength:int32. */
   static final int MIN_FRAME_LENGTH = 5;
 
@@ -75,6 +85,12 @@ public final class FrameDecoder extends ByteToMessageDecoder {
   private final int maxControlFrameSize;
   private final InboundMemory memory;
 
+  /** Milliseconds a reserved body may take to arrive whole; 0 for no limit. */
+  private final long bodyTimeoutMillis;
+
+  /** The largest data frame body this connection may reserve. */
+  private final int maxBodyInFlight;
+
   /** Data frames are refused until the connection has a {@link ConnectionPrincipal}. */
   private final boolean dataNeedsPrincipal;
 
@@ -84,6 +100,9 @@ public final class FrameDecoder extends ByteToMessageDecoder {
   private long reservedForNext;
 
   private ScheduledFuture<?> reservationRetry;
+
+  /** Closes the connection when the reserved body is not whole in time; null when none is. */
+  private ScheduledFuture<?> bodyDeadline;
 
   /** A reserved data frame whose body is being received into {@link #filling}; else null. */
   private Message pending;
@@ -110,6 +129,37 @@ public final class FrameDecoder extends ByteToMessageDecoder {
       int maxControlFrameSize,
       InboundMemory memory,
       boolean dataNeedsPrincipal) {
+    this(schema, maxFrameSize, maxControlFrameSize, memory, dataNeedsPrincipal, 0, maxFrameSize);
+  }
+
+  /**
+   * A server's decoder.
+   *
+   * @param maxControlFrameSize the longest frame of a type without bulk data
+   * @param memory where data frames reserve their bodies before they are read; null for none
+   * @param dataNeedsPrincipal refuse data frames until the connection authenticated, so a stranger
+   *     cannot make the server reserve memory
+   * @param bodyTimeoutMillis close the connection when a reserved body has not arrived whole this
+   *     long after it was reserved ({@code sluice.network.server.bodyTimeout}); 0 for no limit
+   * @param maxBodyInFlight the largest data frame body reserved for this connection ({@code
+   *     sluice.network.server.maxBodyInFlight}); a larger one closes the connection
+   */
+  public FrameDecoder(
+      MessageSchema schema,
+      int maxFrameSize,
+      int maxControlFrameSize,
+      InboundMemory memory,
+      boolean dataNeedsPrincipal,
+      long bodyTimeoutMillis,
+      int maxBodyInFlight) {
+    if (bodyTimeoutMillis < 0 || maxBodyInFlight < 1) {
+      throw new IllegalArgumentException(
+          "body timeout "
+              + bodyTimeoutMillis
+              + " ms must be >= 0 and body limit "
+              + maxBodyInFlight
+              + " bytes >= 1");
+    }
     if (maxControlFrameSize > maxFrameSize || maxControlFrameSize < PREFIX_LENGTH) {
       throw new IllegalArgumentException(
           "control frame limit " + maxControlFrameSize + " must be in [9, " + maxFrameSize + "]");
@@ -119,6 +169,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     this.maxControlFrameSize = maxControlFrameSize;
     this.memory = memory;
     this.dataNeedsPrincipal = dataNeedsPrincipal;
+    this.bodyTimeoutMillis = bodyTimeoutMillis;
+    this.maxBodyInFlight = maxBodyInFlight;
     setCumulator(COMPOSITE_CUMULATOR);
   }
 
@@ -150,6 +202,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         out.add(pending);
         pending = null;
         filling = null;
+        cancelBodyDeadline();
         ReadGate.receiving(ctx.channel(), false);
       }
       if (in.readableBytes() < 4) {
@@ -220,6 +273,17 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                   + " bytes can never fit in the server's memory of "
                   + memory.max()
                   + " bytes (sluice.memory.max)");
+        }
+        if (bodyLength > maxBodyInFlight) {
+          throw new TooLongFrameException(
+              "a "
+                  + schema.typeName(type)
+                  + " body of "
+                  + bodyLength
+                  + " bytes exceeds the "
+                  + maxBodyInFlight
+                  + " bytes one connection may have in flight"
+                  + " (sluice.network.server.maxBodyInFlight)");
         }
         if (memory.tryReserve(bodyLength)) {
           reserved(ctx, bodyLength, whole);
@@ -376,6 +440,40 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     }
     if (!whole) {
       ReadGate.receiving(ctx.channel(), true);
+      if (bodyTimeoutMillis > 0 && bodyDeadline == null) {
+        bodyDeadline =
+            ctx.executor()
+                .schedule(() -> bodyTooSlow(ctx, bytes), bodyTimeoutMillis, TimeUnit.MILLISECONDS);
+      }
+    }
+  }
+
+  /**
+   * The reserved body of {@code bytes} did not arrive whole in time: gives its reservation back and
+   * closes the connection (on the connection's event loop, so no frame completes meanwhile).
+   */
+  private void bodyTooSlow(ChannelHandlerContext ctx, long bytes) {
+    bodyDeadline = null;
+    if (corrupt || (reservedForNext == 0 && pending == null)) {
+      return; // completed or released as the deadline fired
+    }
+    LOG.warn(
+        "closing connection from {}: a data frame body of {} bytes did not arrive whole within"
+            + " {} ms of reserving its memory (sluice.network.server.bodyTimeout); {} bytes of it"
+            + " had arrived",
+        ctx.channel().remoteAddress(),
+        bytes,
+        bodyTimeoutMillis,
+        filling != null ? filling.writerIndex() : 0);
+    corrupt = true;
+    releaseReservation();
+    ctx.close();
+  }
+
+  private void cancelBodyDeadline() {
+    if (bodyDeadline != null) {
+      bodyDeadline.cancel(false);
+      bodyDeadline = null;
     }
   }
 
@@ -388,6 +486,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
 
   private void releaseReservation() {
     cancelRetry();
+    cancelBodyDeadline();
     if (reservedForNext > 0) {
       memory.release(reservedForNext);
       reservedForNext = 0;

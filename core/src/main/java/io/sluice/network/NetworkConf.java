@@ -65,6 +65,20 @@ public final class NetworkConf {
           "10min",
           "A server closes a connection that sent and received nothing for this long (longer than"
               + " sluice.network.idleTimeout, after which clients close theirs).");
+  public static final ConfigKey<Long> SERVER_BODY_TIMEOUT =
+      ConfigKey.millis(
+          "sluice.network.server.bodyTimeout",
+          "60s",
+          "A server closes a connection whose data frame (a push, region data) has not arrived"
+              + " whole this long after the server reserved memory for its body, and gives the"
+              + " memory back, so slow or stalled senders cannot hold sluice.memory.max.");
+  public static final ConfigKey<Long> SERVER_MAX_BODY_IN_FLIGHT =
+      ConfigKey.bytes(
+          "sluice.network.server.maxBodyInFlight",
+          "0",
+          "Largest data frame body a server reserves memory for on one connection; a larger one"
+              + " closes the connection with an error naming this setting. 0 means half of"
+              + " sluice.network.maxFrameSize, the largest batch a client pushes.");
 
   public static final List<ConfigKey<?>> KEYS =
       List.of(
@@ -78,7 +92,9 @@ public final class NetworkConf {
           EPOLL,
           IDLE_TIMEOUT,
           SERVER_MAX_CONNECTIONS,
-          SERVER_IDLE_TIMEOUT);
+          SERVER_IDLE_TIMEOUT,
+          SERVER_BODY_TIMEOUT,
+          SERVER_MAX_BODY_IN_FLIGHT);
 
   private final int ioThreads;
   private final long connectTimeoutMillis;
@@ -91,6 +107,8 @@ public final class NetworkConf {
   private final int maxControlFrameSize;
   private final int serverMaxConnections;
   private final long serverIdleTimeoutMillis;
+  private final long serverBodyTimeoutMillis;
+  private final int serverMaxBodyInFlight;
   private final Tls tls;
 
   public NetworkConf(SluiceConf conf) {
@@ -138,6 +156,24 @@ public final class NetworkConf {
       throw new IllegalArgumentException(
           SERVER_IDLE_TIMEOUT + " must be at least 1s, got " + serverIdleTimeoutMillis + " ms");
     }
+    this.serverBodyTimeoutMillis = conf.get(SERVER_BODY_TIMEOUT);
+    if (serverBodyTimeoutMillis < 1) {
+      throw new IllegalArgumentException(
+          SERVER_BODY_TIMEOUT + " must be positive, got " + serverBodyTimeoutMillis + " ms");
+    }
+    long inFlight = conf.get(SERVER_MAX_BODY_IN_FLIGHT);
+    if (inFlight > frame) {
+      throw new IllegalArgumentException(
+          SERVER_MAX_BODY_IN_FLIGHT
+              + " must be at most "
+              + MAX_FRAME_SIZE
+              + " ("
+              + frame
+              + " bytes), got "
+              + inFlight
+              + " bytes");
+    }
+    this.serverMaxBodyInFlight = inFlight == 0 ? maxFrameSize / 2 : (int) inFlight;
     this.tls = Tls.fromConf(conf);
   }
 
@@ -186,6 +222,16 @@ public final class NetworkConf {
 
   public long serverIdleTimeoutMillis() {
     return serverIdleTimeoutMillis;
+  }
+
+  /** Milliseconds; see {@link #SERVER_BODY_TIMEOUT}. */
+  public long serverBodyTimeoutMillis() {
+    return serverBodyTimeoutMillis;
+  }
+
+  /** Bytes; the largest data frame body a server reserves on one connection (resolved, not 0). */
+  public int serverMaxBodyInFlight() {
+    return serverMaxBodyInFlight;
   }
 
   /** TLS on every connection, or plain ({@code sluice.tls.*}). */

@@ -33,7 +33,9 @@ import org.slf4j.LoggerFactory;
  * connections (more are closed as they arrive); a connection idle for {@code
  * sluice.network.server.idleTimeout} is closed; frames without bulk data are at most {@code
  * maxControlFrameSize}; data frames reserve their bodies in the {@link InboundMemory} before they
- * are read ({@link FrameDecoder}); a peer that does not read its responses is not read either
+ * are read ({@link FrameDecoder}), at most {@code sluice.network.server.maxBodyInFlight} per
+ * connection, and a body not whole within {@code sluice.network.server.bodyTimeout} of its
+ * reservation closes its connection; a peer that does not read its responses is not read either
  * ({@link ReadGate#WRITABILITY}), so its answers cannot pile up.
  */
 public final class TransportServer implements Closeable {
@@ -121,7 +123,9 @@ public final class TransportServer implements Closeable {
                                 conf.maxFrameSize(),
                                 maxControlFrameSize,
                                 memory,
-                                gate != null));
+                                gate != null,
+                                conf.serverBodyTimeoutMillis(),
+                                conf.serverMaxBodyInFlight()));
                     if (gate != null) {
                       ch.pipeline().addLast("auth", gate.get());
                     }
