@@ -2,7 +2,6 @@ package io.sluice.server;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
-import io.netty.channel.DefaultFileRegion;
 import io.netty.channel.FileRegion;
 import io.sluice.common.CrashPoints;
 import io.sluice.common.Ids;
@@ -52,6 +51,7 @@ import io.sluice.server.storage.ShuffleRegistry;
 import io.sluice.server.storage.ShuffleShape;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -508,9 +508,9 @@ final class ServerRequestHandler implements RequestHandler {
 
   /**
    * The answer {@code ok} with chunk {@code chunk} of {@code file} as its body: a slice of the
-   * memory tier, the file's regions (sendfile), or, under TLS, a buffer read off this thread and
-   * sent when ready (null is returned then). Counts the read. An error naming the file when it no
-   * longer holds the chunk.
+   * memory tier, returned at once; otherwise the file's regions (sendfile), or under TLS a buffer,
+   * prepared by the chunk reader off this thread and sent when ready (null is returned then), or an
+   * error naming the file when it no longer holds the chunk. Counts the read.
    */
   private Message chunkResponse(Channel channel, Response ok, CommittedSplitFile file, int chunk) {
     long requestId = ok.getRequestId();
@@ -524,73 +524,64 @@ final class ServerRequestHandler implements RequestHandler {
       registry.countRead(file.key().appId(), length);
       return Message.withBody(MessageType.RESPONSE.id(), ok, requestId, held);
     }
-    String damage = truncation(file, chunk, chunks.chunkEnd(chunk));
-    if (damage != null) {
-      if (file.firstDamageReport()) {
-        registry.damagedFile(file.path(), damage);
-      }
-      return Messages.error(requestId, Status.NOT_FOUND, damage);
-    }
-    metrics.bytesRead().mark(length);
-    registry.countRead(file.key().appId(), length);
-    if (Tls.isSecured(channel)) {
-      // TLS encrypts every byte: no sendfile; the chunk is read into a buffer off this thread
-      readChunk(channel, ok, file, chunk);
-      return null;
-    }
-    FileRegion[] regions = new FileRegion[chunks.extentCount(chunk)];
-    for (int k = 0; k < regions.length; k++) {
-      regions[k] =
-          new DefaultFileRegion(
-              file.path().toFile(), chunks.extentOffset(chunk, k), chunks.extentLength(chunk, k));
-    }
-    return Message.withFileBody(MessageType.RESPONSE.id(), ok, requestId, regions);
+    // the file is opened (or read, under TLS) off this thread: a hung disk must not stall the loop
+    CompletableFuture<?> prepared =
+        Tls.isSecured(channel)
+            ? chunkReader.read(file.path(), chunks, chunk, channel.alloc())
+            : chunkReader.regions(file.path(), chunks, chunk);
+    prepared.whenComplete(
+        (body, error) -> {
+          Message response;
+          if (error == null) {
+            metrics.bytesRead().mark(length);
+            registry.countRead(file.key().appId(), length);
+            response =
+                body instanceof ByteBuf
+                    ? Message.withBody(MessageType.RESPONSE.id(), ok, requestId, (ByteBuf) body)
+                    : Message.withFileBody(
+                        MessageType.RESPONSE.id(), ok, requestId, (FileRegion[]) body);
+          } else {
+            response = chunkError(requestId, file, chunk, error);
+          }
+          if (channel.isActive()) {
+            channel.writeAndFlush(response);
+          } else {
+            response.release();
+          }
+        });
+    return null;
   }
 
   /**
-   * Why chunk {@code chunk} of {@code file} cannot be served, or null: its file must still hold the
-   * bytes its commit recorded. Checked before every chunk (a stat, no read), so a file truncated on
-   * disk is answered with an error naming it, not with a connection that sendfile closes midway.
+   * The answer to a chunk that could not be prepared: NOT_FOUND naming the file when it no longer
+   * holds the bytes its commit recorded (reported once as damage), INTERNAL_ERROR otherwise.
    */
-  private static String truncation(CommittedSplitFile file, int chunk, long chunkEnd) {
-    long size = file.path().toFile().length();
-    if (size >= chunkEnd) {
-      return null;
+  private Message chunkError(long requestId, CommittedSplitFile file, int chunk, Throwable error) {
+    Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+    if (!(cause instanceof ChunkReader.ShortFileException)) {
+      return Messages.error(
+          requestId,
+          Status.INTERNAL_ERROR,
+          "cannot read chunk " + chunk + " of " + file.key() + ": " + cause);
     }
-    return "cannot read chunk "
-        + chunk
-        + " of "
-        + file.key()
-        + ": its file "
-        + file.path()
-        + " holds "
-        + size
-        + " bytes, but its commit recorded "
-        + file.length()
-        + " and the chunk ends at byte offset "
-        + chunkEnd
-        + "; the file was truncated or deleted on disk";
-  }
-
-  private void readChunk(Channel channel, Response ok, CommittedSplitFile file, int chunk) {
-    long id = ok.getRequestId();
-    chunkReader
-        .read(file.path(), file.chunks(), chunk, channel.alloc())
-        .whenComplete(
-            (buf, error) -> {
-              Message response =
-                  error == null
-                      ? Message.withBody(MessageType.RESPONSE.id(), ok, id, buf)
-                      : Messages.error(
-                          id,
-                          Status.INTERNAL_ERROR,
-                          "cannot read chunk " + chunk + " of " + file.key() + ": " + error);
-              if (channel.isActive()) {
-                channel.writeAndFlush(response);
-              } else {
-                response.release();
-              }
-            });
+    String damage =
+        "cannot read chunk "
+            + chunk
+            + " of "
+            + file.key()
+            + ": its file "
+            + file.path()
+            + " holds "
+            + ((ChunkReader.ShortFileException) cause).size()
+            + " bytes, but its commit recorded "
+            + file.length()
+            + " and the chunk ends at byte offset "
+            + file.chunks().chunkEnd(chunk)
+            + "; the file was truncated or deleted on disk";
+    if (file.firstDamageReport()) {
+      registry.damagedFile(file.path(), damage);
+    }
+    return Messages.error(requestId, Status.NOT_FOUND, damage);
   }
 
   private static int checkShuffleId(int shuffleId) {

@@ -65,6 +65,16 @@ public final class BlockingCallDetector implements AfterEachCallback {
           .markAsBlocking("sun.nio.fs.UnixNativeDispatcher", "rename0", "(JJ)V")
           .markAsBlocking(
               "sun.nio.ch.FileDispatcherImpl", "pread0", "(Ljava/io/FileDescriptor;JIJ)I")
+          // java.io.File's questions (a stat, a listing) and RandomAccessFile's open wait on the
+          // disk too; the natives are named without the 0 up to Java 17 and with it later
+          .markAsBlocking("java.io.RandomAccessFile", "open0", "(Ljava/lang/String;I)V")
+          .markAsBlocking("java.io.UnixFileSystem", "getLength", "(Ljava/io/File;)J")
+          .markAsBlocking("java.io.UnixFileSystem", "getLength0", "(Ljava/io/File;)J")
+          .markAsBlocking("java.io.UnixFileSystem", "getBooleanAttributes0", "(Ljava/io/File;)I")
+          .markAsBlocking("java.io.UnixFileSystem", "getLastModifiedTime", "(Ljava/io/File;)J")
+          .markAsBlocking("java.io.UnixFileSystem", "getLastModifiedTime0", "(Ljava/io/File;)J")
+          .markAsBlocking("java.io.UnixFileSystem", "list", "(Ljava/io/File;)[Ljava/lang/String;")
+          .markAsBlocking("java.io.UnixFileSystem", "list0", "(Ljava/io/File;)[Ljava/lang/String;")
           .markAsBlocking("sun.nio.ch.FileDispatcherImpl", "force0", "(Ljava/io/FileDescriptor;Z)I")
           // the state store: a RocksDB write appends to its log (and may stall behind a flush or a
           // compaction); a log sync waits for the disk

@@ -2,12 +2,15 @@ package io.sluice.server.read;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.DefaultFileRegion;
+import io.netty.channel.FileRegion;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.protocol.ChunkExtents;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.CompletableFuture;
@@ -17,11 +20,20 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Reads chunks of committed split files into buffers, on threads of its own, for connections that
- * cannot send a file region: under TLS every byte passes through the SSL engine, so sendfile is out
- * and the chunk must be in memory. Network threads never wait on the disk. A chunk in flight holds
- * its length of the server's direct memory until it is written. Threads start on first use, so a
- * server without TLS runs none. Thread safe.
+ * Prepares chunks of committed split files for sending, on threads of its own, so that network
+ * threads never wait on the disk (a hung disk would stall every connection of a loop):
+ *
+ * <ul>
+ *   <li>{@link #regions}: for sendfile, opens the file and checks that it still holds the chunk;
+ *       the event loop then only transfers the opened regions;
+ *   <li>{@link #read}: for connections that cannot send a file region (under TLS every byte passes
+ *       through the SSL engine), reads the chunk into a buffer, which holds its length of the
+ *       server's direct memory until it is written.
+ * </ul>
+ *
+ * <p>Either fails with a {@link ShortFileException} when the file no longer holds the bytes of the
+ * chunk (truncated or deleted on disk), with another {@link IOException} naming the file otherwise.
+ * Idle threads end after a minute. Thread safe.
  */
 public final class ChunkReader implements Closeable {
   private final ThreadPoolExecutor executor;
@@ -36,6 +48,83 @@ public final class ChunkReader implements Closeable {
             new LinkedBlockingQueue<>(),
             new DefaultThreadFactory("sluice-chunk-reader", true));
     executor.allowCoreThreadTimeOut(true);
+  }
+
+  /** The file holds fewer bytes than a chunk needs: it was truncated or deleted on disk. */
+  public static final class ShortFileException extends IOException {
+    private static final long serialVersionUID = 1L;
+    private final long size;
+
+    ShortFileException(Path file, long size, long chunkEnd) {
+      super(file + " holds " + size + " bytes, but the chunk ends at byte offset " + chunkEnd);
+      this.size = size;
+    }
+
+    /** The bytes the file holds (0 when it is gone). */
+    public long size() {
+      return size;
+    }
+  }
+
+  /**
+   * The file regions of chunk {@code chunk} of {@code file}, each on a channel of its own opened
+   * here; the future's receiver owns (releases or sends) them.
+   */
+  public CompletableFuture<FileRegion[]> regions(Path file, ChunkExtents chunks, int chunk) {
+    CompletableFuture<FileRegion[]> result = new CompletableFuture<>();
+    try {
+      executor.execute(() -> openRegions(file, chunks, chunk, result));
+    } catch (RejectedExecutionException e) {
+      result.completeExceptionally(new IOException("the server is stopping", e));
+    }
+    return result;
+  }
+
+  private static void openRegions(
+      Path file, ChunkExtents chunks, int chunk, CompletableFuture<FileRegion[]> out) {
+    FileRegion[] regions = new FileRegion[chunks.extentCount(chunk)];
+    try {
+      for (int k = 0; k < regions.length; k++) {
+        FileChannel channel = openHolding(file, chunks.chunkEnd(chunk));
+        regions[k] =
+            new DefaultFileRegion(
+                channel, chunks.extentOffset(chunk, k), chunks.extentLength(chunk, k));
+      }
+    } catch (IOException | RuntimeException e) {
+      for (FileRegion r : regions) {
+        if (r != null) {
+          r.release();
+        }
+      }
+      out.completeExceptionally(
+          e instanceof IOException ? e : new IOException("cannot open " + file + ": " + e, e));
+      return;
+    }
+    if (!out.complete(regions)) {
+      for (FileRegion r : regions) {
+        r.release();
+      }
+    }
+  }
+
+  /** Opens {@code file} for reading, checking that it holds at least {@code chunkEnd} bytes. */
+  private static FileChannel openHolding(Path file, long chunkEnd) throws IOException {
+    FileChannel channel;
+    try {
+      channel = FileChannel.open(file, StandardOpenOption.READ);
+    } catch (NoSuchFileException e) {
+      throw new ShortFileException(file, 0, chunkEnd);
+    }
+    try {
+      long size = channel.size();
+      if (size < chunkEnd) {
+        throw new ShortFileException(file, size, chunkEnd);
+      }
+      return channel;
+    } catch (IOException | RuntimeException e) {
+      channel.close();
+      throw e;
+    }
   }
 
   /**
@@ -62,7 +151,7 @@ public final class ChunkReader implements Closeable {
       CompletableFuture<ByteBuf> out) {
     int length = (int) chunks.chunkLength(chunk);
     ByteBuf buf = alloc.directBuffer(length, length);
-    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+    try (FileChannel channel = openHolding(file, chunks.chunkEnd(chunk))) {
       for (int k = 0; k < chunks.extentCount(chunk); k++) {
         long pos = chunks.extentOffset(chunk, k);
         long end = pos + chunks.extentLength(chunk, k);
