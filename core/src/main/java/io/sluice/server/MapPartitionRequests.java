@@ -147,7 +147,22 @@ final class MapPartitionRequests {
     } catch (StorageUnavailableException e) {
       return Messages.error(h.getRequestId(), Status.HARD_SPLIT, e.getMessage());
     }
-    file.startRegion(h.getRegionIndex(), h.getNumSubpartitions(), h.getBroadcast());
+    if (!file.startRegion(h.getRegionIndex(), h.getNumSubpartitions(), h.getBroadcast())) {
+      metrics.pushesCongested().mark();
+      return Messages.error(
+          h.getRequestId(),
+          Status.CONGESTED,
+          memory.congestedMessage(
+              "region "
+                  + h.getRegionIndex()
+                  + " of "
+                  + file.key()
+                  + " (its index takes "
+                  + MapPartitionFile.regionBookkeepingBytes(h.getNumSubpartitions())
+                  + " bytes for "
+                  + h.getNumSubpartitions()
+                  + " subpartitions)"));
+    }
     return credit(h.getRequestId());
   }
 

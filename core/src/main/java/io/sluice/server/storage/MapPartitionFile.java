@@ -29,10 +29,26 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A failed write fails the partition: later frames and the commit are refused naming the
  * failure, and the engine reruns the producer. Thread safe.
+ *
+ * <p><b>Memory.</b> The open region's bookkeeping (an offset and a length per subpartition, {@link
+ * #regionBookkeepingBytes}) is reserved in the memory budget when the region starts, and a region
+ * that does not fit is refused ({@link #startRegion} returns false). At the region's finish the
+ * same arrays, still reserved, go to the flusher, which writes them as the region's index record
+ * and then releases them: so open partitions and the index records queued for the flusher stay
+ * within {@code sluice.memory.max}. A partition keeps no arrays between regions, after its commit
+ * or once dropped. At most {@link #MAX_EMPTY_REGIONS} regions without data are taken per partition:
+ * each costs a full index record on disk.
  */
 public final class MapPartitionFile {
   private static final Logger LOG = LoggerFactory.getLogger(MapPartitionFile.class);
   static final String IN_PROGRESS_SUFFIX = ".inprogress";
+
+  /**
+   * Regions without data one partition may finish. Each still writes an index record of 16 bytes
+   * per subpartition (1 MiB at 65,536), so empty regions are bounded well below {@code
+   * RequestLimits.MAX_REGIONS}.
+   */
+  public static final int MAX_EMPTY_REGIONS = 16;
 
   private enum State {
     WRITING,
@@ -58,8 +74,12 @@ public final class MapPartitionFile {
   private boolean regionBroadcast;
   private long regionStart;
   private int lastSubpartition;
-  private final long[] subOffsets;
-  private final long[] subLengths;
+
+  /** The open region's first offset and length per subpartition; null when no region is open. */
+  private long[] subOffsets;
+
+  private long[] subLengths;
+  private int emptyRegions;
   private long accepted;
   private int nextSequence;
   private String failure;
@@ -98,8 +118,11 @@ public final class MapPartitionFile {
     this.memory = memory;
     this.metrics = metrics;
     this.fsync = fsync;
-    this.subOffsets = new long[numSubpartitions];
-    this.subLengths = new long[numSubpartitions];
+  }
+
+  /** Bytes the bookkeeping of one open region of {@code subpartitions} takes (and its record). */
+  public static long regionBookkeepingBytes(int subpartitions) {
+    return 2L * Long.BYTES * subpartitions;
   }
 
   /** Restart: a partition committed before the server stopped, whose files were found whole. */
@@ -143,12 +166,14 @@ public final class MapPartitionFile {
   }
 
   /**
-   * Opens region {@code regionIndex}.
+   * Opens region {@code regionIndex}, reserving its bookkeeping ({@link #regionBookkeepingBytes})
+   * in the memory budget.
    *
+   * @return false, changing nothing, when the bookkeeping does not fit in the memory budget
    * @throws IllegalArgumentException naming the partition when regions come out of order, the
    *     subpartition count differs from the first region's, or the partition takes no more data
    */
-  public synchronized void startRegion(int regionIndex, int subpartitions, boolean broadcast) {
+  public synchronized boolean startRegion(int regionIndex, int subpartitions, boolean broadcast) {
     checkWritable();
     if (subpartitions != numSubpartitions) {
       throw new IllegalArgumentException(
@@ -165,12 +190,17 @@ public final class MapPartitionFile {
               + " regions finished"
               + (regionOpen ? " and region " + regionsFinished + " still open" : ""));
     }
+    if (!memory.tryReserve(regionBookkeepingBytes(numSubpartitions))) {
+      return false;
+    }
+    subOffsets = new long[numSubpartitions];
+    subLengths = new long[numSubpartitions];
+    Arrays.fill(subOffsets, -1);
     regionOpen = true;
     regionBroadcast = broadcast;
     regionStart = accepted;
     lastSubpartition = 0;
-    Arrays.fill(subOffsets, -1);
-    Arrays.fill(subLengths, 0);
+    return true;
   }
 
   /**
@@ -221,6 +251,7 @@ public final class MapPartitionFile {
     }
     if (problem != null) {
       failure = "malformed region data: " + problem;
+      releaseOpenRegion();
       throw new IllegalArgumentException("malformed region data for " + key + ": " + problem);
     }
     int bytes = body.readableBytes();
@@ -250,30 +281,72 @@ public final class MapPartitionFile {
     subLengths[sub] += MapBlockFormat.HEADER_SIZE + length;
   }
 
-  /** Closes the open region and queues its index record. */
+  /**
+   * Closes the open region and queues its index record; the region's bookkeeping and its
+   * reservation go to the flusher, which releases them once the record is written.
+   *
+   * @throws IllegalArgumentException naming the partition and the limit when the region is not the
+   *     open one, or is empty and the partition already finished {@link #MAX_EMPTY_REGIONS} empty
+   *     regions; the region stays open
+   */
   public synchronized void finishRegion(int regionIndex) {
     checkWritable();
     if (!regionOpen || regionIndex != regionsFinished) {
       throw new IllegalArgumentException(
           "finish of region " + regionIndex + " of " + key + ", which is not the open region");
     }
-    long[] offsets = new long[numSubpartitions];
-    long[] lengths = new long[numSubpartitions];
+    boolean empty = accepted == regionStart;
+    if (empty && emptyRegions >= MAX_EMPTY_REGIONS) {
+      throw new IllegalArgumentException(
+          "region "
+              + regionIndex
+              + " of "
+              + key
+              + " has no data, and "
+              + emptyRegions
+              + " empty regions were finished already: at most"
+              + " MapPartitionFile.MAX_EMPTY_REGIONS ("
+              + MAX_EMPTY_REGIONS
+              + ") are taken per map partition");
+    }
+    long[] offsets = subOffsets;
+    long[] lengths = subLengths;
     if (regionBroadcast) {
       Arrays.fill(offsets, regionStart);
       Arrays.fill(lengths, accepted - regionStart);
     } else {
       long next = regionStart;
       for (int i = 0; i < numSubpartitions; i++) {
-        offsets[i] = subOffsets[i] < 0 ? next : subOffsets[i];
-        lengths[i] = subLengths[i];
+        offsets[i] = offsets[i] < 0 ? next : offsets[i];
         next = offsets[i] + lengths[i];
       }
     }
+    if (empty) {
+      emptyRegions++;
+    }
+    subOffsets = null;
+    subLengths = null;
     regionOpen = false;
     regionsFinished++;
-    ByteBuffer record = MapPartitionIndex.record(offsets, lengths);
-    flusher.execute(() -> writeIndex(record));
+    long reserved = regionBookkeepingBytes(numSubpartitions);
+    flusher.execute(
+        () -> {
+          try {
+            writeIndex(MapPartitionIndex.record(offsets, lengths));
+          } finally {
+            memory.release(reserved);
+          }
+        });
+  }
+
+  /** Caller holds the lock. Gives back the open region's bookkeeping, if any. */
+  private void releaseOpenRegion() {
+    if (subOffsets != null) {
+      subOffsets = null;
+      subLengths = null;
+      regionOpen = false;
+      memory.release(regionBookkeepingBytes(numSubpartitions));
+    }
   }
 
   private void checkWritable() {
@@ -429,6 +502,7 @@ public final class MapPartitionFile {
       if (failure == null) {
         failure = reason;
       }
+      releaseOpenRegion(); // a failed partition takes no more regions
       if (state == State.DISCARDED) {
         return; // released while written: its files went on purpose
       }
@@ -506,6 +580,7 @@ public final class MapPartitionFile {
         dirs.mapPartitionWritten(); // it was being written: one writer less
       }
       state = State.DISCARDED;
+      releaseOpenRegion();
       c = committed;
     }
     if (c != null) {
