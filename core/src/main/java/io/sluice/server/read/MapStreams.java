@@ -71,13 +71,17 @@ public final class MapStreams implements Closeable {
 
   /**
    * Opens a stream over subpartitions {@code [start, end]}; null when the connection already holds
-   * its maximum.
+   * its maximum or has closed. A stream opened as its connection closes (on the opener threads) is
+   * closed here, never left behind (see {@link ReadStreams#open}).
    *
    * @throws IllegalArgumentException naming the partition when the range is not in it
    * @throws IOException when its index cannot be read (for example it was released)
    */
   public MapReadStream open(Channel channel, CommittedMapPartition file, int start, int end)
       throws IOException {
+    if (!channel.isActive()) {
+      return null;
+    }
     Set<Long> open = byChannel.computeIfAbsent(channel, c -> ConcurrentHashMap.newKeySet());
     if (open.size() >= maxPerConnection) {
       return null;
@@ -87,6 +91,10 @@ public final class MapStreams implements Closeable {
             ids.getAsLong(), channel, file, start, end, scheduler(file.directory()).bufferSize());
     streams.put(s.id(), s);
     open.add(s.id());
+    if (!channel.isActive()) {
+      closeAll(channel);
+      return null;
+    }
     return s;
   }
 

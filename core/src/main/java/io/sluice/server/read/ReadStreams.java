@@ -43,8 +43,16 @@ public final class ReadStreams {
     }
   }
 
-  /** Opens a stream; null when the connection already holds its maximum. */
+  /**
+   * Opens a stream; null when the connection already holds its maximum or has closed. A stream
+   * opened as its connection closes (an open answered after a sort, on another thread) is closed
+   * here, never left behind: it is registered first, then the connection checked, while {@link
+   * #closeAll} runs only once the connection is inactive, so one of the two removes it.
+   */
   public Stream open(Channel channel, CommittedSplitFile file) {
+    if (!channel.isActive()) {
+      return null;
+    }
     Set<Long> ids = byChannel.computeIfAbsent(channel, c -> ConcurrentHashMap.newKeySet());
     if (ids.size() >= maxPerConnection) {
       return null;
@@ -53,6 +61,10 @@ public final class ReadStreams {
     Stream s = new Stream(id, channel, file);
     streams.put(id, s);
     ids.add(id);
+    if (!channel.isActive()) {
+      closeAll(channel);
+      return null;
+    }
     return s;
   }
 

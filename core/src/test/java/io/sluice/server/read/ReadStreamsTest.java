@@ -24,4 +24,15 @@ class ReadStreamsTest {
     a.finishAndReleaseAll();
     b.finishAndReleaseAll();
   }
+
+  @Test
+  void aStreamOpenedAsItsConnectionClosesIsNotLeftBehind() {
+    ReadStreams streams = new ReadStreams(2);
+    EmbeddedChannel closed = new EmbeddedChannel();
+    closed.close();
+    streams.closeAll(closed); // the connection's close ran before the open (after a sort) did
+    assertThat(streams.open(closed, null)).isNull();
+    assertThat(streams.openCount()).as("streams left open").isZero();
+    closed.finishAndReleaseAll();
+  }
 }
