@@ -4,9 +4,12 @@ import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
 import io.sluice.network.TransportServer;
 import io.sluice.server.memory.MemoryBudget;
-import io.sluice.server.storage.ShuffleRegistry;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongUnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,10 +20,19 @@ import org.slf4j.LoggerFactory;
  * buffers to the flushers until held memory is back at the resume mark; when it is, reading
  * resumes. Requests on connections that only read or control are never paused.
  *
- * <p>All decisions run on one executor and read the budget's current state, so pause and resume
- * notifications that race on other threads cannot leave a connection paused. While paused, the
- * check repeats every {@link #RECHECK_MILLIS} ms: pushes read just before the pause land in small
- * buffers that would otherwise wait for their flush size and keep the server paused.
+ * <p><b>Threads.</b> All decisions run on one executor of flow control's own, which must run
+ * nothing that waits on IO: not the housekeeping thread (disk probes fsync, application expiry
+ * waits for deletions), or a slow disk would keep every pusher paused. Handing buffers to the
+ * flushers ({@code flushLargest}) only queues their writes, so it does not wait on a disk either.
+ * Decisions read the budget's current state, so pause and resume notifications that race on other
+ * threads cannot leave a connection paused.
+ *
+ * <p><b>Bound.</b> At most one decision and one flush request wait on the executor at a time,
+ * however many notifications arrive: a burst of refused reservations adds its bytes to the one
+ * flush request already waiting instead of queueing a walk over every buffer per refusal. While
+ * paused, the decision repeats every {@link #RECHECK_MILLIS} ms (one scheduled re-check at a time):
+ * pushes read just before the pause land in small buffers that would otherwise wait for their flush
+ * size and keep the server paused.
  */
 final class FlowControl implements MemoryBudget.Listener {
   private static final Logger LOG = LoggerFactory.getLogger(FlowControl.class);
@@ -28,19 +40,38 @@ final class FlowControl implements MemoryBudget.Listener {
   // pushes only (paused at the replica watermark)
   private static final AttributeKey<Boolean> PUSHES = AttributeKey.valueOf("sluicePushes");
 
-  private final MemoryBudget memory;
-  private final ShuffleRegistry registry;
   static final long RECHECK_MILLIS = 10;
 
+  private final MemoryBudget memory;
+  private final LongUnaryOperator flushLargest;
   private final ScheduledExecutorService executor;
   private volatile TransportServer transport;
+
+  /** A decision ({@link #apply}) waits on the executor, so another one is not queued. */
+  private final AtomicBoolean applyQueued = new AtomicBoolean();
+
+  /** A flush request waits on the executor; later requests add to {@link #flushBytes}. */
+  private final AtomicBoolean flushQueued = new AtomicBoolean();
+
+  /** Bytes the waiting flush request is to free (the sum of the requests it stands for). */
+  private final AtomicLong flushBytes = new AtomicLong();
 
   /** Executor thread only: a re-check is scheduled, so another one is not. */
   private boolean recheckScheduled;
 
-  FlowControl(MemoryBudget memory, ShuffleRegistry registry, ScheduledExecutorService executor) {
+  /**
+   * @param flushLargest hands the largest buffers to the flushers until at least the given bytes
+   *     are on their way to disk, returning the bytes handed over; must not wait on IO
+   * @param executor flow control's own single thread, shut down by the owner; runs nothing that
+   *     waits on IO
+   */
+  FlowControl(
+      MemoryBudget memory, LongUnaryOperator flushLargest, ScheduledExecutorService executor) {
+    if (memory == null || flushLargest == null || executor == null) {
+      throw new NullPointerException("memory, flushLargest and executor are required");
+    }
     this.memory = memory;
-    this.registry = registry;
+    this.flushLargest = flushLargest;
     this.executor = executor;
   }
 
@@ -59,18 +90,57 @@ final class FlowControl implements MemoryBudget.Listener {
     }
     channel.attr(PUSHES).set(!replica);
     if (memory.state() != MemoryBudget.State.ACCEPTING) {
-      executor.execute(this::apply);
+      requestApply();
     }
   }
 
   @Override
   public void stateChanged() {
-    executor.execute(this::apply);
+    requestApply();
   }
 
+  /** Adds {@code bytes} to the one waiting flush request, queueing it if none waits. */
   @Override
   public void needRoom(long bytes) {
-    executor.execute(() -> registry.flushLargest(bytes));
+    flushBytes.accumulateAndGet(bytes, FlowControl::saturatedAdd);
+    if (flushQueued.compareAndSet(false, true)) {
+      submit(this::flushRequested);
+    }
+  }
+
+  private void requestApply() {
+    if (applyQueued.compareAndSet(false, true)) {
+      submit(this::queuedApply);
+    }
+  }
+
+  private void submit(Runnable task) {
+    try {
+      executor.execute(task);
+    } catch (RejectedExecutionException e) {
+      // the server is stopping: nothing is read or flushed early any more
+      LOG.debug("Flow control stopped; dropping a request: {}", e.toString());
+    }
+  }
+
+  private void flushRequested() {
+    // cleared before the bytes are taken: a request racing with this one queues a new one (which
+    // may find nothing left to do) rather than being lost
+    flushQueued.set(false);
+    long bytes = flushBytes.getAndSet(0);
+    if (bytes <= 0) {
+      return;
+    }
+    try {
+      flushLargest.applyAsLong(bytes);
+    } catch (RuntimeException e) {
+      LOG.error("Flushing the largest buffers to free {} bytes failed", bytes, e);
+    }
+  }
+
+  private void queuedApply() {
+    applyQueued.set(false);
+    apply();
   }
 
   private void recheck() {
@@ -83,23 +153,34 @@ final class FlowControl implements MemoryBudget.Listener {
     if (t == null) {
       return;
     }
-    MemoryBudget.State state = memory.state();
-    boolean reading = state == MemoryBudget.State.ACCEPTING;
-    boolean readingReplicas = state != MemoryBudget.State.ALL_PAUSED;
-    t.setReading(ch -> ch.attr(PUSHES).get() == Boolean.TRUE, reading);
-    t.setReading(ch -> ch.attr(PUSHES).get() == Boolean.FALSE, readingReplicas);
-    if (!reading) {
-      long handed = registry.flushLargest(memory.excessOverResume());
-      LOG.debug(
-          "Memory {}: {} of {} bytes held; pushing connections paused, {} bytes flushed early",
-          state,
-          memory.held(),
-          memory.max(),
-          handed);
-      if (!recheckScheduled) {
-        recheckScheduled = true;
-        executor.schedule(this::recheck, RECHECK_MILLIS, TimeUnit.MILLISECONDS);
+    try {
+      MemoryBudget.State state = memory.state();
+      boolean reading = state == MemoryBudget.State.ACCEPTING;
+      boolean readingReplicas = state != MemoryBudget.State.ALL_PAUSED;
+      t.setReading(ch -> ch.attr(PUSHES).get() == Boolean.TRUE, reading);
+      t.setReading(ch -> ch.attr(PUSHES).get() == Boolean.FALSE, readingReplicas);
+      if (!reading) {
+        long handed = flushLargest.applyAsLong(memory.excessOverResume());
+        LOG.debug(
+            "Memory {}: {} of {} bytes held; pushing connections paused, {} bytes flushed early",
+            state,
+            memory.held(),
+            memory.max(),
+            handed);
+        if (!recheckScheduled) {
+          recheckScheduled = true;
+          executor.schedule(this::recheck, RECHECK_MILLIS, TimeUnit.MILLISECONDS);
+        }
       }
+    } catch (RejectedExecutionException e) {
+      LOG.debug("Flow control stopped; no re-check scheduled: {}", e.toString());
+    } catch (RuntimeException e) {
+      LOG.error("Applying the memory state to the connections failed", e);
     }
+  }
+
+  private static long saturatedAdd(long a, long b) {
+    long sum = a + b;
+    return sum < 0 ? Long.MAX_VALUE : sum;
   }
 }

@@ -61,7 +61,13 @@ public final class ShuffleServer implements Closeable {
   private final MapRangeReads rangeReads;
   private final ChunkReader chunkReader;
   private final MapStreams mapStreams;
+
+  /** Disk probes, application expiry, memory-tier write-back: work that waits on IO. */
   private final ScheduledExecutorService housekeeping;
+
+  /** Pausing and resuming pushers ({@link FlowControl}): never waits on IO or housekeeping. */
+  private final ScheduledExecutorService flowControlExecutor;
+
   private final TransportServer transport;
   private final String advertisedHost;
   private volatile boolean closed;
@@ -142,9 +148,12 @@ public final class ShuffleServer implements Closeable {
     this.housekeeping =
         Executors.newSingleThreadScheduledExecutor(
             new DefaultThreadFactory("sluice-housekeeping", true));
+    this.flowControlExecutor =
+        Executors.newSingleThreadScheduledExecutor(
+            new DefaultThreadFactory("sluice-flow-control", true));
     this.rangeReads = MapRangeReads.start(conf.chunkSize(), conf.sortMapRanges(), metricRegistry);
     this.chunkReader = new ChunkReader(Math.max(2, networkConf.ioThreads()));
-    FlowControl flowControl = new FlowControl(memory, registry, housekeeping);
+    FlowControl flowControl = new FlowControl(memory, registry::flushLargest, flowControlExecutor);
     memory.setListener(flowControl);
     this.mapStreams =
         new MapStreams(
@@ -237,6 +246,11 @@ public final class ShuffleServer implements Closeable {
     } catch (RuntimeException e) {
       LOG.error("Data directory check failed", e);
     }
+  }
+
+  /** Visible for tests: the housekeeping thread, to hold it up as a slow disk probe would. */
+  ScheduledExecutorService housekeeping() {
+    return housekeeping;
   }
 
   /** Visible for tests: runs one expiry pass now. */
@@ -462,6 +476,7 @@ public final class ShuffleServer implements Closeable {
 
   private void closeQuietly() {
     housekeeping.shutdownNow();
+    flowControlExecutor.shutdownNow();
     rangeReads.close();
     chunkReader.close();
     mapStreams.close();
