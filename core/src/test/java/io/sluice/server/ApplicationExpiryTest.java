@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sluice.client.push.MapOutputPusher;
+import io.sluice.server.storage.ShuffleRegistry;
+import io.sluice.server.storage.ShuffleShape;
 import io.sluice.testutil.ManualClock;
 import io.sluice.testutil.Records;
 import io.sluice.testutil.TestCluster;
@@ -45,6 +47,28 @@ class ApplicationExpiryTest {
       assertThat(countFiles(tmp)).isZero();
       assertThatThrownBy(() -> cluster.reader(0, 0, 4, 0, 1).next())
           .hasMessageContaining("not registered");
+    }
+  }
+
+  /**
+   * A registration that lands while expiry is deleting a silent application (here: from expiry's
+   * own per-application callback, the moment between deciding and deleting) is never lost with it.
+   */
+  @Test
+  void aRegistrationDuringExpiryIsKept() throws Exception {
+    ManualClock clock = new ManualClock();
+    try (TestCluster cluster =
+        TestCluster.start(tmp, 1, Map.of("sluice.app.timeout", "60s"), clock)) {
+      cluster.coordinator().registerShuffle(0, 1, 4);
+      ShuffleRegistry registry = cluster.server(0).registry();
+      clock.advance(61_000);
+      registry
+          .expire(60_000, () -> registry.register(TestCluster.APP_ID, 1, ShuffleShape.of(1, 4)))
+          .get();
+      assertThat(registry.contains(TestCluster.APP_ID, 0)).as("the silent shuffle").isFalse();
+      assertThat(registry.contains(TestCluster.APP_ID, 1))
+          .as("the shuffle registered while expiry ran")
+          .isTrue();
     }
   }
 

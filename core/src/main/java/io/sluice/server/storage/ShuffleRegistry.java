@@ -317,9 +317,12 @@ public final class ShuffleRegistry {
   /** Removes an application with all its shuffles and files; a no-op for an unknown one. */
   public CompletableFuture<Void> unregisterApplication(String appId) {
     Application app = apps.remove(appId);
-    if (app == null) {
-      return CompletableFuture.completedFuture(null);
-    }
+    return app == null ? CompletableFuture.completedFuture(null) : discard(app);
+  }
+
+  /** Deletes the shuffles and files of {@code app}, already taken out of {@link #apps}. */
+  private CompletableFuture<Void> discard(Application app) {
+    String appId = app.appId;
     state.applicationRemoved(appId);
     List<CompletableFuture<Void>> futures = new ArrayList<>();
     for (ServerShuffle s : app.shuffles.values()) {
@@ -338,21 +341,35 @@ public final class ShuffleRegistry {
     return expire(timeoutMillis, () -> {});
   }
 
-  /** Like {@link #expire(long)}, running {@code onExpired} once per expired application. */
+  /**
+   * Like {@link #expire(long)}, running {@code onExpired} once per expired application. An
+   * application is taken out only if it is still silent at that instant (atomically with its
+   * registrations and heartbeats), so one heard while expiry runs keeps everything it registered.
+   */
   public CompletableFuture<Void> expire(long timeoutMillis, Runnable onExpired) {
-    long now = clock.millis();
     List<CompletableFuture<Void>> expired = new ArrayList<>();
-    for (Application app : apps.values()) {
-      if (now - app.lastHeard > timeoutMillis) {
+    for (String appId : new ArrayList<>(apps.keySet())) {
+      Application[] taken = {null};
+      apps.computeIfPresent(
+          appId,
+          (id, a) -> {
+            if (clock.millis() - a.lastHeard > timeoutMillis) {
+              taken[0] = a;
+              return null;
+            }
+            return a;
+          });
+      Application app = taken[0];
+      if (app != null) {
         LOG.info(
             "Application {} sent no heartbeat for {} ms (sluice.app.timeout {} ms); deleting its"
                 + " {} shuffle(s)",
-            app.appId,
-            now - app.lastHeard,
+            appId,
+            clock.millis() - app.lastHeard,
             timeoutMillis,
             app.shuffles.size());
         onExpired.run();
-        expired.add(unregisterApplication(app.appId));
+        expired.add(discard(app));
       }
     }
     return CompletableFuture.allOf(expired.toArray(new CompletableFuture<?>[0]));
