@@ -20,7 +20,8 @@ import java.util.Map;
 /**
  * Renders {@code conf/sluice-defaults.conf} from {@link ConfigKeys#ALL}: every key in that order,
  * each as a {@code # doc} line and a {@code key = default} line, under one header per concern.
- * {@code DefaultsFileTest} fails when the checked-in file differs from {@link #render()}.
+ * {@code DefaultsFileTest} fails when the checked-in file differs from {@link #render()}, and when
+ * docs/configuration.md lacks a key's row with its default and doc.
  *
  * <p>Regenerate with {@code java -cp core/target/classes io.sluice.common.DefaultsFile
  * conf/sluice-defaults.conf} (without an argument it prints the file).
@@ -41,8 +42,7 @@ public final class DefaultsFile {
     SECTIONS.put(
         IntegrityConf.KEYS, "Data integrity: checksums of batches and blocks on the server.");
     SECTIONS.put(
-        AuthConf.KEYS,
-        "Authentication: who may act for an application (see the README's security section).");
+        AuthConf.KEYS, "Authentication: who may act for an application (see docs/security.md).");
     SECTIONS.put(NetworkConf.KEYS, "Transport, shared by servers and clients.");
     SECTIONS.put(
         TlsConf.KEYS,
@@ -56,9 +56,10 @@ public final class DefaultsFile {
       "# Sluice configuration: every key, its default and what it does.\n"
           + "#\n"
           + "# Generated from the code by io.sluice.common.DefaultsFile; do not edit by hand, a test\n"
-          + "# checks this file against the code. Put your settings in a file of your own and pass\n"
-          + "# it with 'bin/shuffle-daemon run --conf FILE' (or --set key=value); the daemon reads\n"
-          + "# this file first, then --conf, then its command-line options.\n"
+          + "# checks this file against the code. Put your settings in conf/sluice.conf (or a file\n"
+          + "# of your own passed with 'bin/shuffle-daemon start --conf FILE', or --set key=value);\n"
+          + "# the daemon reads this file first, then conf/sluice.conf, then each --conf, then its\n"
+          + "# command-line options. docs/configuration.md describes every key by component.\n"
           + "#\n"
           + "# Sizes take the suffixes k, m, g, t (powers of 1024); durations need a unit: ms, s,\n"
           + "# min or h. ${java.io.tmpdir} and ${user.home} are expanded.\n";
@@ -86,30 +87,6 @@ public final class DefaultsFile {
     return text.toString();
   }
 
-  /**
-   * The configuration table of the README: one row per key, in {@link ConfigKeys#ALL} order. {@code
-   * DefaultsFileTest} checks that README.md contains it verbatim.
-   */
-  public static String renderMarkdownTable() {
-    return renderMarkdownTable(ConfigKeys.ALL);
-  }
-
-  /** A README table of {@code keys} (engine plugins document their own keys this way). */
-  public static String renderMarkdownTable(List<ConfigKey<?>> keys) {
-    StringBuilder table = new StringBuilder("| key | default | meaning |\n| --- | --- | --- |\n");
-    for (ConfigKey<?> key : keys) {
-      table
-          .append("| `")
-          .append(key.name())
-          .append("` | `")
-          .append(key.defaultValue())
-          .append("` | ")
-          .append(key.doc())
-          .append(" |\n");
-    }
-    return table.toString();
-  }
-
   private static String sectionOf(ConfigKey<?> key) {
     for (Map.Entry<List<ConfigKey<?>>, String> e : SECTIONS.entrySet()) {
       if (e.getKey().contains(key)) {
@@ -119,17 +96,12 @@ public final class DefaultsFile {
     return OTHER_SECTION;
   }
 
-  /**
-   * Writes the file to {@code args[0]}, or prints it when there is no argument; {@code --markdown}
-   * prints the README's configuration table instead.
-   */
+  /** Writes the file to {@code args[0]}, or prints it when there is no argument. */
   public static void main(String[] args) throws IOException {
     if (args.length > 1) {
-      throw new IllegalArgumentException("usage: DefaultsFile [OUTPUT_FILE | --markdown]");
+      throw new IllegalArgumentException("usage: DefaultsFile [OUTPUT_FILE]");
     }
-    if (args.length == 1 && args[0].equals("--markdown")) {
-      write(System.out, renderMarkdownTable());
-    } else if (args.length == 1) {
+    if (args.length == 1) {
       Files.writeString(Paths.get(args[0]), render(), StandardCharsets.UTF_8);
     } else {
       write(System.out, render());
