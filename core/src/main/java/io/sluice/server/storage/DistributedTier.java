@@ -174,10 +174,18 @@ final class DistributedTier implements AutoCloseable {
     return placed;
   }
 
+  /**
+   * The copy, on a copier thread. Whatever it does to the target (replace, rename) is inside {@code
+   * copyTimeout}: the decision is taken after the rename, and a copy that lost it deletes the file
+   * it renamed. The local file is deleted only once the copy won it. On an error the target is
+   * deleted only when this copy renamed it there: a failing copy never takes away the file of an
+   * earlier placement of the split (each split is placed once, see {@code ServerShuffle}).
+   */
   private CommittedSplitFile copy(CommittedSplitFile file, AtomicBoolean decided) {
     SplitKey key = file.key();
     org.apache.hadoop.fs.Path target = splitPath(key);
     org.apache.hadoop.fs.Path inProgress = target.suffix(IN_PROGRESS_SUFFIX);
+    boolean renamed = false;
     try {
       long size = Files.size(file.path());
       try (InputStream in = Files.newInputStream(file.path());
@@ -190,7 +198,7 @@ final class DistributedTier implements AutoCloseable {
         throw new IOException(
             inProgress + " holds " + written.getLen() + " bytes after the copy, expected " + size);
       }
-      if (!decided.compareAndSet(false, true)) {
+      if (decided.get()) {
         // too late: the split was committed where it is
         deleteQuietly(inProgress);
         return file;
@@ -199,13 +207,20 @@ final class DistributedTier implements AutoCloseable {
       if (!fs.rename(inProgress, target)) {
         throw new IOException("renaming " + inProgress + " to " + target + " failed");
       }
+      renamed = true;
+      if (!decided.compareAndSet(false, true)) {
+        // the timeout came during the rename: the split was committed where it is
+        deleteQuietly(target);
+        return file;
+      }
       Files.deleteIfExists(file.path());
       metrics.hdfsTierSplits().mark();
       metrics.hdfsTierBytes().mark(size);
       LOG.debug("Moved {} ({} bytes) to {}", key, size, target);
       return file.movedTo(target.toString());
     } catch (IOException | RuntimeException e) {
-      if (decided.compareAndSet(false, true)) {
+      // renamed: this copy had decided (only the local delete follows the decision)
+      if (decided.compareAndSet(false, true) || renamed) {
         metrics.hdfsTierFailures().mark();
         LOG.warn(
             "Could not move {} to the distributed tier at {}; it stays in {}: {}",
@@ -215,7 +230,9 @@ final class DistributedTier implements AutoCloseable {
             e.toString());
       }
       deleteQuietly(inProgress);
-      deleteQuietly(target);
+      if (renamed) {
+        deleteQuietly(target); // this copy's own file; an earlier placement's is never touched
+      }
       return file;
     }
   }

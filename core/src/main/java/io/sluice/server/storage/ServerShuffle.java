@@ -45,6 +45,14 @@ public final class ServerShuffle {
    */
   private final Map<Long, MapPartitionFile> mapPartitions = new ConcurrentHashMap<>();
 
+  /**
+   * Each split's commit, placement and record, by split id: made once, by whichever of the early
+   * commit (decommission, stop) and the stage commit comes first, and answered to both. A second
+   * placement would copy a local file the first one moved away.
+   */
+  private final Map<Long, CompletableFuture<CommittedSplitFile>> placements =
+      new ConcurrentHashMap<>();
+
   private final ShuffleStateListener state;
 
   /** Whether the server takes new splits and map partitions (decommissioned, stopping). */
@@ -369,9 +377,31 @@ public final class ServerShuffle {
   /**
    * Commits a split, moves it to the distributed tier when the storage policy sends it there, and
    * has the state store record where it is (synced with {@code sluice.commit.fsync}) before the
-   * commit completes. Nothing waits: the completion follows the copy and the store's writer.
+   * commit completes. Nothing waits: the completion follows the copy and the store's writer. Done
+   * once per split: a later call (the stage commit after a decommission committed the split early)
+   * returns the first call's future.
    */
   private CompletableFuture<CommittedSplitFile> commitAndRecord(ReducePartitionSplit split) {
+    SplitKey key = split.key();
+    CompletableFuture<CommittedSplitFile> mine = new CompletableFuture<>();
+    CompletableFuture<CommittedSplitFile> earlier =
+        placements.putIfAbsent(splitId(key.partitionId(), key.epoch()), mine);
+    if (earlier != null) {
+      return earlier;
+    }
+    placeAndRecord(split)
+        .whenComplete(
+            (file, error) -> {
+              if (error != null) {
+                mine.completeExceptionally(error);
+              } else {
+                mine.complete(file);
+              }
+            });
+    return mine;
+  }
+
+  private CompletableFuture<CommittedSplitFile> placeAndRecord(ReducePartitionSplit split) {
     return split
         .commit()
         .thenCompose(file -> dirs.place(file, everySplitToDistributedTier))
