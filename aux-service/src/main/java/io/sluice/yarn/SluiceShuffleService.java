@@ -89,6 +89,9 @@ public final class SluiceShuffleService extends AuxiliaryService {
     server = new ShuffleServer(serverConf, networkConf, metrics, Clock.SYSTEM);
     registerMetrics(metrics);
     http = startAdminHttp(metrics, server);
+    if (http != null) {
+      server.setAdminPort(http.port()); // named to HTTP requests sent to the shuffle port
+    }
     LOG.info(
         "{} serves on port {} with data directories {} and its state in {}",
         NAME,

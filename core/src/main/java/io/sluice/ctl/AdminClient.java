@@ -15,11 +15,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
@@ -28,11 +30,19 @@ import javax.net.ssl.SSLHandshakeException;
 /**
  * Asks servers' admin API ({@code /api/v1}) over HTTP or HTTPS, many at a time, and turns every
  * failure into a reason an operator can act on.
+ *
+ * <p>A server's shuffle address ({@code sluice.server.port}) works too: the shuffle port answers an
+ * HTTP request with 421 Misdirected Request naming its admin port ({@code adminPort}), and the
+ * request is sent again there; from then on that address is asked at its admin port, the reply
+ * names the admin address, and a note says so once on stderr.
  */
 final class AdminClient implements AutoCloseable {
   /** What one server answered, or why it did not. */
   static final class Reply {
-    /** The admin address asked, host:port. */
+    /**
+     * The admin address asked, host:port: the one given, or, when that was a shuffle port, the
+     * admin port it named.
+     */
     final String server;
 
     /** The HTTP status, or 0 when there was no answer. */
@@ -44,11 +54,20 @@ final class AdminClient implements AutoCloseable {
     /** Why it failed, for people; null on success. */
     final String error;
 
+    /** The admin port a shuffle port named in its 421 answer; 0 for any other reply. */
+    private final int namedAdminPort;
+
     private Reply(String server, int status, Map<String, Object> body, String error) {
+      this(server, status, body, error, 0);
+    }
+
+    private Reply(
+        String server, int status, Map<String, Object> body, String error, int namedAdminPort) {
       this.server = server;
       this.status = status;
       this.body = body;
       this.error = error;
+      this.namedAdminPort = namedAdminPort;
     }
 
     boolean ok() {
@@ -67,12 +86,26 @@ final class AdminClient implements AutoCloseable {
   private final HttpClient http;
   private final ExecutorService pool;
 
+  /** Where a note for the operator goes (stderr). */
+  private final Consumer<String> notes;
+
+  /** Shuffle addresses given, to the admin address their port named. */
+  private final Map<String, String> adminAddresses = new ConcurrentHashMap<>();
+
   /**
    * @param token sent as {@code Authorization: Bearer TOKEN} with every request; null for none
    * @param sslContext for HTTPS; null for the JVM's default trust
+   * @param notes takes a line for the operator, e.g. that a shuffle address was taken for its admin
+   *     address (stderr); called from the client's threads
    */
   AdminClient(
-      boolean https, String token, Duration timeout, SSLContext sslContext, int parallelism) {
+      boolean https,
+      String token,
+      Duration timeout,
+      SSLContext sslContext,
+      int parallelism,
+      Consumer<String> notes) {
+    this.notes = notes;
     this.scheme = https ? "https" : "http";
     this.token = token;
     this.timeout = timeout;
@@ -129,7 +162,31 @@ final class AdminClient implements AutoCloseable {
     return replies;
   }
 
-  private Reply call(String server, String method, String path) {
+  private Reply call(String given, String method, String path) {
+    String server = adminAddresses.getOrDefault(given, given);
+    Reply reply = send(server, method, path);
+    String admin = server.equals(given) ? adminAddress(given, reply) : null;
+    if (admin == null) {
+      return reply;
+    }
+    if (adminAddresses.putIfAbsent(given, admin) == null) {
+      notes.accept(given + " is a shuffle port; using its admin API at " + admin);
+    }
+    return send(admin, method, path);
+  }
+
+  /**
+   * The admin address a shuffle port named in its 421 answer ({@code adminPort}), on the same host
+   * as {@code server}; null for any other reply.
+   */
+  private static String adminAddress(String server, Reply reply) {
+    int colon = server.lastIndexOf(':');
+    return reply.namedAdminPort == 0 || colon < 0
+        ? null
+        : server.substring(0, colon + 1) + reply.namedAdminPort;
+  }
+
+  private Reply send(String server, String method, String path) {
     URI uri;
     try {
       uri = URI.create(scheme + "://" + server + "/api/v1/" + path);
@@ -197,9 +254,25 @@ final class AdminClient implements AutoCloseable {
                     : "; the token given is not this server's sluice.admin.token"));
       case 403:
         return failed(server, status, "refused (403): " + message);
+      case 421:
+        return new Reply(
+            server,
+            status,
+            null,
+            "HTTP 421: " + message,
+            namedAdminPort(body != null ? body.get("adminPort") : null));
       default:
         return failed(server, status, "HTTP " + status + ": " + message);
     }
+  }
+
+  /** A port in 1..65535 a 421 answer named, or 0. */
+  private static int namedAdminPort(Object port) {
+    if (!(port instanceof Number)) {
+      return 0;
+    }
+    double p = ((Number) port).doubleValue();
+    return p >= 1 && p <= 65535 && p == Math.rint(p) ? (int) p : 0;
   }
 
   private String networkReason(String server, IOException e) {

@@ -53,7 +53,9 @@ public final class SluiceCtl {
           "                       or --count refreshes",
           "",
           "Servers (one of the two):",
-          "  --servers H:P,...    the servers' admin addresses (sluice.metrics.port)",
+          "  --servers H:P,...    the servers' admin addresses (sluice.metrics.port); a shuffle",
+          "                       address (sluice.server.port) works too: its server names its",
+          "                       admin port, which is then asked (and shown) instead",
           "  --yarn RM:PORT       the RUNNING NodeManagers the ResourceManager's REST API lists",
           "                       (/ws/v1/cluster/nodes), each at --admin-port; http[s]://RM:PORT",
           "                       works too, and a comma-separated list for HA ResourceManagers",
@@ -232,7 +234,14 @@ public final class SluiceCtl {
     String token = token(options, env);
     SSLContext ssl = sslContext(options, env);
     Duration timeout = Duration.ofSeconds(timeoutSeconds);
-    try (AdminClient client = new AdminClient(options.https(), token, timeout, ssl, parallelism)) {
+    try (AdminClient client =
+        new AdminClient(
+            options.https(),
+            token,
+            timeout,
+            ssl,
+            parallelism,
+            note -> err.println("sluice-ctl: " + note))) {
       if (servers == null) {
         HttpClient.Builder yarnHttp =
             HttpClient.newBuilder()

@@ -96,6 +96,9 @@ public final class ShuffleDaemon {
     jmx.start();
     AdminHttpServer http =
         startAdminHttp(metrics, new AdminApi(server, adminConf), serverConf, networkConf, err);
+    if (http != null) {
+      server.setAdminPort(http.port()); // named to HTTP requests sent to the shuffle port
+    }
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(

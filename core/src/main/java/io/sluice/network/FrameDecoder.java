@@ -10,6 +10,8 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.TooLongFrameException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -54,7 +56,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A length below the minimum or above a maximum, a header length that does not fit, an unknown
  * type or a header that does not parse throws {@link CorruptedFrameException} / {@link
- * TooLongFrameException}; the pipeline closes the connection and logs why.
+ * TooLongFrameException}; the pipeline closes the connection and logs why. A connection whose first
+ * bytes read {@code HTTP} was opened to an HTTP server (an admin port given as a server's address),
+ * and its error says so.
  */
 public final class FrameDecoder extends ByteToMessageDecoder {
   private static final Logger LOG = LoggerFactory.getLogger(FrameDecoder.class);
@@ -80,6 +84,12 @@ public final class FrameDecoder extends ByteToMessageDecoder {
   /** How often a data frame waiting for room in the inbound memory tries again. */
   static final long RESERVATION_RETRY_MILLIS = 10;
 
+  /**
+   * "HTTP" read as a frame length: how an HTTP server's answer ("HTTP/1.1 400 ...") starts, when a
+   * client was given an HTTP port.
+   */
+  private static final int HTTP_AS_LENGTH = 0x48545450;
+
   private final MessageSchema schema;
   private final int maxFrameSize;
   private final int maxControlFrameSize;
@@ -95,6 +105,9 @@ public final class FrameDecoder extends ByteToMessageDecoder {
   private final boolean dataNeedsPrincipal;
 
   private boolean corrupt;
+
+  /** Once the connection's first frame length was read. */
+  private boolean started;
 
   /** Bytes reserved for the body of the frame at the head of the cumulation; 0 when none. */
   private long reservedForNext;
@@ -210,6 +223,14 @@ public final class FrameDecoder extends ByteToMessageDecoder {
       }
       int start = in.readerIndex();
       int frameLength = in.getInt(start);
+      if (!started && frameLength == HTTP_AS_LENGTH) {
+        throw new CorruptedFrameException(
+            "server at "
+                + peer(ctx)
+                + " answered with HTTP: is it the admin port (sluice.metrics.port) rather than the"
+                + " shuffle port (sluice.server.port)?");
+      }
+      started = true;
       if (frameLength < MIN_FRAME_LENGTH) {
         throw new CorruptedFrameException(
             "frame length " + frameLength + " is below the minimum of " + MIN_FRAME_LENGTH);
@@ -333,6 +354,15 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         out.add(Message.withBody(type, header, requestId, body));
       }
     }
+  }
+
+  private static String peer(ChannelHandlerContext ctx) {
+    SocketAddress address = ctx.channel().remoteAddress();
+    if (address instanceof InetSocketAddress) {
+      InetSocketAddress inet = (InetSocketAddress) address;
+      return inet.getHostString() + ":" + inet.getPort();
+    }
+    return String.valueOf(address);
   }
 
   /**

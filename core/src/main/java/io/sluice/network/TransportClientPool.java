@@ -273,7 +273,11 @@ public final class TransportClientPool implements Closeable {
           client == null ? String.valueOf(ctx.channel().remoteAddress()) : client.server();
       LOG.warn("Closing connection to Sluice server {}: {}", server, cause.toString());
       if (client != null) {
-        client.failAll(new IOException("Connection to Sluice server " + server + " failed", cause));
+        // the cause's message is the reason (e.g. the peer answered with HTTP): callers often show
+        // only the message
+        String why = cause.getMessage() == null ? "" : ": " + cause.getMessage();
+        client.failAll(
+            new IOException("Connection to Sluice server " + server + " failed" + why, cause));
       }
       ctx.close();
     }

@@ -7,6 +7,7 @@ import io.netty.util.internal.PlatformDependent;
 import io.sluice.auth.AppKeys;
 import io.sluice.auth.ServerAuthenticator;
 import io.sluice.common.Clock;
+import io.sluice.common.Json;
 import io.sluice.network.NetworkConf;
 import io.sluice.network.TransportServer;
 import io.sluice.protocol.SluiceProtocol;
@@ -24,7 +25,9 @@ import io.sluice.server.storage.DataDirectories;
 import io.sluice.server.storage.ShuffleRegistry;
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -71,6 +74,10 @@ public final class ShuffleServer implements Closeable {
   private final TransportServer transport;
   private final String advertisedHost;
   private volatile boolean closed;
+
+  /** Where the admin API listens, named to HTTP requests on the shuffle port; -1 for nowhere. */
+  private volatile int adminPort = -1;
+
   private final Clock clock;
   private final long startedAtMillis;
 
@@ -189,7 +196,8 @@ public final class ShuffleServer implements Closeable {
               conf.port(),
               networkConf.maxControlFrameSize(),
               memory,
-              authGate(conf));
+              authGate(conf),
+              this::misdirectedHttpAnswer);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       closeQuietly();
@@ -268,6 +276,38 @@ public final class ShuffleServer implements Closeable {
 
   public int port() {
     return transport.port();
+  }
+
+  /**
+   * The port of this server's admin API ({@code sluice.metrics.port}), which an HTTP request sent
+   * to the shuffle port is pointed to (421 Misdirected Request); -1, the default, when it has none.
+   * The daemon and the aux service set it once the admin API listens.
+   */
+  public void setAdminPort(int port) {
+    if (port < -1 || port > 65535) {
+      throw new IllegalArgumentException("admin port must be -1 (none) or 0..65535, got " + port);
+    }
+    this.adminPort = port;
+  }
+
+  /** The JSON body of the answer to an HTTP request on the shuffle port (on an event loop). */
+  private String misdirectedHttpAnswer() {
+    int admin = adminPort;
+    Map<String, Object> answer = new LinkedHashMap<>();
+    if (admin > 0) {
+      answer.put(
+          "error",
+          "this is the Sluice shuffle port; the admin API is at port "
+              + admin
+              + " (sluice.metrics.port)");
+      answer.put("adminPort", admin);
+    } else {
+      answer.put(
+          "error",
+          "this is the Sluice shuffle port; this server serves no admin API (sluice.metrics.port"
+              + " is -1 or could not be bound)");
+    }
+    return Json.write(answer);
   }
 
   /** The host name clients should use for this server. */
