@@ -311,6 +311,11 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         } else if (!whole) {
           waitForMemory(ctx, bodyLength);
           return;
+        } else {
+          // it arrived whole while waiting (a read under way when the connection paused): it goes
+          // on unreserved, so the wait for it ends; a retry that reserved later would hold memory
+          // for a frame already gone and keep the connection paused
+          stopWaitingForMemory(ctx);
         }
       }
       boolean filled = data && reservedForNext > 0;
@@ -456,6 +461,14 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 RESERVATION_RETRY_MILLIS,
                 RESERVATION_RETRY_MILLIS,
                 TimeUnit.MILLISECONDS);
+  }
+
+  /** Ends a wait for memory ({@link #waitForMemory}) without a reservation. */
+  private void stopWaitingForMemory(ChannelHandlerContext ctx) {
+    if (reservationRetry != null) {
+      cancelRetry();
+      ReadGate.resume(ctx.channel(), ReadGate.RESERVATION);
+    }
   }
 
   /**

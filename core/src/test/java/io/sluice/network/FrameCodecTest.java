@@ -44,6 +44,7 @@ import io.sluice.protocol.proto.UnregisterApplication;
 import io.sluice.protocol.proto.UnregisterShuffle;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** Every message through the real encoder and decoder, byte by byte, and the failure paths. */
@@ -435,6 +436,72 @@ class FrameCodecTest {
     Message m = in.readInbound();
     assertThat(m.bodyLength()).isEqualTo(100);
     m.release();
+    in.finishAndReleaseAll();
+  }
+
+  /** Inbound memory of {@code max} bytes that counts what it holds. */
+  private static final class CountedMemory implements InboundMemory {
+    final long max;
+    long held;
+
+    CountedMemory(long max) {
+      this.max = max;
+    }
+
+    @Override
+    public boolean tryReserve(long bytes) {
+      if (held + bytes > max) {
+        return false;
+      }
+      held += bytes;
+      return true;
+    }
+
+    @Override
+    public void release(long bytes) {
+      held -= bytes;
+    }
+
+    @Override
+    public long max() {
+      return max;
+    }
+  }
+
+  /**
+   * A data frame that began arriving while the budget was full waits for memory with a retry; if
+   * the rest of it arrives before the retry succeeds (a read already under way when the connection
+   * paused), it goes on unreserved (to be answered CONGESTED), and the retry must stop: a retry
+   * that succeeded later would reserve memory for a frame already gone, which no message and no
+   * split would ever give back, and would leave the connection's reads paused.
+   */
+  @Test
+  void aFrameThatArrivesWholeWhileWaitingForMemoryLeavesNoReservationBehind() {
+    CountedMemory memory = new CountedMemory(1000);
+    assertThat(memory.tryReserve(1000)).as("the budget is full").isTrue();
+    EmbeddedChannel in =
+        new EmbeddedChannel(
+            new FrameDecoder(SluiceProtocol.INSTANCE, MAX_FRAME, MAX_FRAME, memory, false));
+    ByteBuf wire =
+        encode(
+            Message.withBody(
+                MessageType.PUSH_DATA.id(),
+                samples().get(MessageType.PUSH_DATA),
+                6,
+                Unpooled.wrappedBuffer(new byte[100])));
+    in.writeInbound(wire.readRetainedSlice(40)); // the prefix, the header, some of the body
+    assertThat(ReadGate.isPaused(in, ReadGate.RESERVATION)).as("waits for memory").isTrue();
+    in.writeInbound(wire.readRetainedSlice(wire.readableBytes()));
+    wire.release();
+    Message m = in.readInbound();
+    assertThat(m.bodyLength()).as("the frame, passed on unreserved").isEqualTo(100);
+    m.release();
+
+    memory.release(1000); // room again: a retry still scheduled would now reserve
+    in.advanceTimeBy(1, TimeUnit.SECONDS);
+    in.runScheduledPendingTasks();
+    assertThat(memory.held).as("bytes reserved for no frame").isZero();
+    assertThat(ReadGate.isPaused(in, ReadGate.RESERVATION)).as("still paused").isFalse();
     in.finishAndReleaseAll();
   }
 
