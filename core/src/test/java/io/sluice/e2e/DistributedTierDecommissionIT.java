@@ -79,7 +79,9 @@ class DistributedTierDecommissionIT {
       }
       int early = server.decommission().get(1, TimeUnit.MINUTES);
       assertThat(early).as("open splits the decommission committed").isPositive();
-      assertThat(server.metrics().hdfsTierSplits().getCount()).isEqualTo(early);
+      // at least the splits the decommission committed went to the tier (a split whose commit had
+      // already started is placed by that commit, and not counted by the decommission)
+      assertThat(server.metrics().hdfsTierSplits().getCount()).isGreaterThanOrEqualTo(early);
 
       cluster.coordinator().commit(0).get(1, TimeUnit.MINUTES);
 
