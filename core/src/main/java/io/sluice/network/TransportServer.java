@@ -74,29 +74,6 @@ public final class TransportServer implements Closeable {
    * @param gate makes each connection's gate, which sees every request before the handler and sets
    *     its {@link ConnectionPrincipal} (authentication); null for none. With a gate, data frames
    *     are refused on connections without a principal.
-   */
-  public TransportServer(
-      String name,
-      NetworkConf conf,
-      MessageSchema schema,
-      RequestHandler handler,
-      String host,
-      int port,
-      int maxControlFrameSize,
-      InboundMemory memory,
-      Supplier<ChannelHandler> gate)
-      throws InterruptedException {
-    this(name, conf, schema, handler, host, port, maxControlFrameSize, memory, gate, null);
-  }
-
-  /**
-   * Binds {@code host:port} (port 0 picks a free port; host null or empty binds all interfaces).
-   *
-   * @param maxControlFrameSize the longest frame of a type without bulk data
-   * @param memory where data frames reserve their bodies before they are read; null for none
-   * @param gate makes each connection's gate, which sees every request before the handler and sets
-   *     its {@link ConnectionPrincipal} (authentication); null for none. With a gate, data frames
-   *     are refused on connections without a principal.
    * @param strayHttpAnswer the JSON body of the answer to a connection that opens with an HTTP
    *     request ({@link StrayHttpAnswer}: 421 Misdirected Request, then it closes), called on the
    *     event loop; null to treat such a connection as any malformed one

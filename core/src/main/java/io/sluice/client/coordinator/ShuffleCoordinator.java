@@ -145,7 +145,8 @@ public final class ShuffleCoordinator implements Closeable {
               context.conf().coordinatorPort(),
               Math.min(MAX_REQUEST_SIZE, context.networkConf().maxFrameSize()),
               null,
-              endpointGate(appId, context.auth()));
+              endpointGate(appId, context.auth()),
+              null);
     } catch (InterruptedException e) {
       requests.shutdownNow();
       Thread.currentThread().interrupt();

@@ -85,7 +85,11 @@ public final class ChunkReader implements Closeable {
     FileRegion[] regions = new FileRegion[chunks.extentCount(chunk)];
     try {
       for (int k = 0; k < regions.length; k++) {
-        FileChannel channel = openHolding(file, chunks.chunkEnd(chunk));
+        // one size check covers the chunk; each region needs a channel of its own (it closes it)
+        FileChannel channel =
+            k == 0
+                ? openHolding(file, chunks.chunkEnd(chunk))
+                : FileChannel.open(file, StandardOpenOption.READ);
         regions[k] =
             new DefaultFileRegion(
                 channel, chunks.extentOffset(chunk, k), chunks.extentLength(chunk, k));
