@@ -24,6 +24,8 @@ public final class BenchMain {
     BENCHMARKS.put(ServerBenchmark.NAME, ServerBenchmark::run);
     DESCRIPTIONS.put(PressureBenchmark.NAME, PressureBenchmark.DESCRIPTION);
     BENCHMARKS.put(PressureBenchmark.NAME, PressureBenchmark::run);
+    DESCRIPTIONS.put(TenantsBenchmark.NAME, TenantsBenchmark.DESCRIPTION);
+    BENCHMARKS.put(TenantsBenchmark.NAME, TenantsBenchmark::run);
     DESCRIPTIONS.put(SparkBenchmark.NAME, SparkBenchmark.DESCRIPTION);
     BENCHMARKS.put(SparkBenchmark.NAME, SparkBenchmark::run);
     DESCRIPTIONS.put(FlinkBenchmark.NAME, FlinkBenchmark.DESCRIPTION);

@@ -2,23 +2,29 @@ package io.sluice.server;
 
 import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
-import io.sluice.network.TransportServer;
 import io.sluice.server.memory.MemoryBudget;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongUnaryOperator;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Turns the memory budget's state into backpressure: while pushes are paused the server stops
- * reading the connections that push first copies (their senders block on TCP), and past the replica
- * watermark also those that push replicas (sluice.replication.factor 2), and hands the largest
- * buffers to the flushers until held memory is back at the resume mark; when it is, reading
- * resumes. Requests on connections that only read or control are never paused.
+ * reading the connections that push first copies for the applications over their share of memory
+ * ({@link MemoryBudget#applicationsOverShare}; their senders block on TCP), past the replica
+ * watermark every connection that pushes, replicas too (sluice.replication.factor 2), and hands the
+ * largest buffers to the flushers until held memory is back at the resume mark; when it is, reading
+ * resumes. So a heavy writer that fills memory is paused while a small job beside it keeps pushing.
+ * Requests on connections that only read or control are never paused. A connection that pushes for
+ * several applications (one client process serving several jobs) pauses when any of them is over
+ * its share.
  *
  * <p><b>Threads.</b> All decisions run on one executor of flow control's own, which must run
  * nothing that waits on IO: not the housekeeping thread (disk probes fsync, application expiry
@@ -40,12 +46,23 @@ final class FlowControl implements MemoryBudget.Listener {
   // pushes only (paused at the replica watermark)
   private static final AttributeKey<Boolean> PUSHES = AttributeKey.valueOf("sluicePushes");
 
+  // the applications the connection pushed first copies for; replaced, never changed, so the flow
+  // control thread reads it while the connection's event loop adds to it
+  private static final AttributeKey<Set<String>> PUSHES_FOR =
+      AttributeKey.valueOf("sluicePushesFor");
+
+  /** What flow control pauses and resumes: the server's connections. */
+  interface Connections {
+    /** Pauses ({@code reading} false) or resumes reading the connections {@code which} selects. */
+    void setReading(Predicate<Channel> which, boolean reading);
+  }
+
   static final long RECHECK_MILLIS = 10;
 
   private final MemoryBudget memory;
   private final LongUnaryOperator flushLargest;
   private final ScheduledExecutorService executor;
-  private volatile TransportServer transport;
+  private volatile Connections connections;
 
   /** A decision ({@link #apply}) waits on the executor, so another one is not queued. */
   private final AtomicBoolean applyQueued = new AtomicBoolean();
@@ -75,21 +92,32 @@ final class FlowControl implements MemoryBudget.Listener {
     this.executor = executor;
   }
 
-  void attach(TransportServer transport) {
-    this.transport = transport;
+  void attach(Connections connections) {
+    this.connections = connections;
   }
 
   /**
-   * Marks a connection as one that pushes first copies, or ({@code replica}) replicas only; a new
-   * one is paused at once if its kind of pushes is.
+   * Marks a connection as one that pushes first copies for application {@code appId}, or ({@code
+   * replica}) replicas only; a new one is paused at once if its kind of pushes is. The connection's
+   * event loop only.
    */
-  void pushedOn(Channel channel, boolean replica) {
+  void pushedOn(Channel channel, String appId, boolean replica) {
     Boolean before = channel.attr(PUSHES).get();
-    if (before == Boolean.TRUE || (before != null && replica)) {
-      return;
+    boolean changed = false;
+    if (before == null || (before == Boolean.FALSE && !replica)) {
+      channel.attr(PUSHES).set(!replica);
+      changed = true;
     }
-    channel.attr(PUSHES).set(!replica);
-    if (memory.state() != MemoryBudget.State.ACCEPTING) {
+    if (!replica) {
+      Set<String> apps = channel.attr(PUSHES_FOR).get();
+      if (apps == null || !apps.contains(appId)) {
+        Set<String> more = new HashSet<>(apps == null ? Set.of() : apps);
+        more.add(appId);
+        channel.attr(PUSHES_FOR).set(Set.copyOf(more));
+        changed = true;
+      }
+    }
+    if (changed && memory.state() != MemoryBudget.State.ACCEPTING) {
       requestApply();
     }
   }
@@ -149,23 +177,28 @@ final class FlowControl implements MemoryBudget.Listener {
   }
 
   private void apply() {
-    TransportServer t = transport;
-    if (t == null) {
+    Connections c = connections;
+    if (c == null) {
       return;
     }
     try {
       MemoryBudget.State state = memory.state();
-      boolean reading = state == MemoryBudget.State.ACCEPTING;
-      boolean readingReplicas = state != MemoryBudget.State.ALL_PAUSED;
-      t.setReading(ch -> ch.attr(PUSHES).get() == Boolean.TRUE, reading);
-      t.setReading(ch -> ch.attr(PUSHES).get() == Boolean.FALSE, readingReplicas);
-      if (!reading) {
+      boolean allPaused = state == MemoryBudget.State.ALL_PAUSED;
+      Set<String> over = allPaused ? Set.of() : memory.applicationsOverShare();
+      Predicate<Channel> paused =
+          allPaused ? ch -> true : ch -> carriesAny(ch.attr(PUSHES_FOR).get(), over);
+      Predicate<Channel> firstCopies = ch -> ch.attr(PUSHES).get() == Boolean.TRUE;
+      c.setReading(firstCopies.and(paused.negate()), true);
+      c.setReading(firstCopies.and(paused), false);
+      c.setReading(ch -> ch.attr(PUSHES).get() == Boolean.FALSE, !allPaused);
+      if (state != MemoryBudget.State.ACCEPTING) {
         long handed = flushLargest.applyAsLong(memory.excessOverResume());
         LOG.debug(
-            "Memory {}: {} of {} bytes held; pushing connections paused, {} bytes flushed early",
+            "Memory {}: {} of {} bytes held; pushes paused for {}, {} bytes flushed early",
             state,
             memory.held(),
             memory.max(),
+            allPaused ? "every application" : over,
             handed);
         if (!recheckScheduled) {
           recheckScheduled = true;
@@ -177,6 +210,18 @@ final class FlowControl implements MemoryBudget.Listener {
     } catch (RuntimeException e) {
       LOG.error("Applying the memory state to the connections failed", e);
     }
+  }
+
+  private static boolean carriesAny(Set<String> apps, Set<String> over) {
+    if (apps == null || over.isEmpty()) {
+      return false;
+    }
+    for (String app : apps) {
+      if (over.contains(app)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static long saturatedAdd(long a, long b) {

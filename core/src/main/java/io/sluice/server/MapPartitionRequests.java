@@ -49,9 +49,11 @@ final class MapPartitionRequests {
   private final MapStreams streams;
   private final int writeCredits;
   private final boolean verifyOnPush;
+  private final ApplicationLimits limits;
 
   /**
    * @param verifyOnPush whether every block's checksum is verified before a frame is taken
+   * @param limits what one application may store here
    */
   MapPartitionRequests(
       ShuffleRegistry registry,
@@ -60,7 +62,9 @@ final class MapPartitionRequests {
       FlowControl flowControl,
       MapStreams streams,
       int writeCredits,
-      boolean verifyOnPush) {
+      boolean verifyOnPush,
+      ApplicationLimits limits) {
+    this.limits = limits;
     this.registry = registry;
     this.memory = memory;
     this.metrics = metrics;
@@ -181,6 +185,10 @@ final class MapPartitionRequests {
           Status.CONGESTED,
           "an earlier frame of " + file.key() + " was refused; send again from there");
     }
+    String overLimit = limits.storeRefusal(file.key().appId(), bytes);
+    if (overLimit != null) {
+      return Messages.error(h.getRequestId(), Status.QUOTA_EXCEEDED, overLimit);
+    }
     if (request.reservedBytes() != bytes) {
       // the frame arrived whole while the budget was full: the decoder could not reserve it
       metrics.pushesCongested().mark();
@@ -209,11 +217,14 @@ final class MapPartitionRequests {
     file.append(h.getRegionIndex(), h.getSequence(), body);
     request.handOver();
     metrics.bytesPushed().mark(bytes);
-    registry.countPushed(file.key().appId(), bytes);
+    ServerShuffle shuffle = registry.get(file.key().appId(), file.key().shuffleId());
+    if (shuffle != null) {
+      registry.countPushed(shuffle, bytes);
+    }
     if (h.getReplica()) {
       metrics.replicaBytesPushed().mark(bytes);
     }
-    flowControl.pushedOn(channel, h.getReplica());
+    flowControl.pushedOn(channel, file.key().appId(), h.getReplica());
     return credit(h.getRequestId());
   }
 

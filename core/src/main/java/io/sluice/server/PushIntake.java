@@ -47,12 +47,19 @@ final class PushIntake {
   private final MemoryBudget memory;
   private final ServerMetrics metrics;
   private final boolean verifyOnPush;
+  private final ApplicationLimits limits;
 
   /**
    * @param verifyOnPush whether every batch's checksum is verified before the body is taken
+   * @param limits what one application may store here
    */
   PushIntake(
-      ShuffleRegistry registry, MemoryBudget memory, ServerMetrics metrics, boolean verifyOnPush) {
+      ShuffleRegistry registry,
+      MemoryBudget memory,
+      ServerMetrics metrics,
+      boolean verifyOnPush,
+      ApplicationLimits limits) {
+    this.limits = limits;
     this.registry = registry;
     this.memory = memory;
     this.metrics = metrics;
@@ -73,11 +80,15 @@ final class PushIntake {
     }
     // read before the split takes the body: once taken, a flusher may write and release it
     int bytes = body.readableBytes();
+    String overLimit = limits.storeRefusal(h.getAppId(), bytes);
+    if (overLimit != null) {
+      return new Outcome(Status.QUOTA_EXCEEDED, overLimit);
+    }
     Outcome outcome =
         tryAccept(
             shuffle, h.getPartitionId(), h.getEpoch(), body, request.reservedBytes() == bytes);
     if (outcome.taken()) {
-      countPushed(h.getAppId(), bytes);
+      countPushed(shuffle, bytes);
       request.handOver();
     }
     return outcome;
@@ -101,6 +112,11 @@ final class PushIntake {
       return outcomes;
     }
     ByteBuf body = request.body();
+    String overLimit = limits.storeRefusal(h.getAppId(), body.readableBytes());
+    if (overLimit != null) {
+      Arrays.fill(outcomes, new Outcome(Status.QUOTA_EXCEEDED, overLimit));
+      return outcomes;
+    }
     boolean reserved = request.reservedBytes() == body.readableBytes();
     long taken = 0;
     int offset = body.readerIndex();
@@ -116,7 +132,7 @@ final class PushIntake {
         part.release();
       }
     }
-    countPushed(h.getAppId(), taken);
+    countPushed(shuffle, taken);
     return outcomes;
   }
 
@@ -164,10 +180,10 @@ final class PushIntake {
   }
 
   /** Counts bytes taken from one request, in the server's and the application's totals. */
-  private void countPushed(String appId, long bytes) {
+  private void countPushed(ServerShuffle shuffle, long bytes) {
     if (bytes > 0) {
       metrics.bytesPushed().mark(bytes);
-      registry.countPushed(appId, bytes);
+      registry.countPushed(shuffle, bytes);
     }
   }
 

@@ -187,6 +187,13 @@ public final class ServerConf {
           "sluice.app.timeout",
           "120s",
           "An application without a heartbeat for this long expires and its files are deleted.");
+  public static final ConfigKey<Long> APP_MAX_STORED_BYTES =
+      ConfigKey.bytes(
+          "sluice.app.maxStoredBytes",
+          "0",
+          "Most bytes of one application's registered shuffles this server stores, on disk or in"
+              + " memory, replicas included; past it the application's pushes are refused"
+              + " QUOTA_EXCEEDED and its tasks fail naming this setting. 0: no limit.");
   public static final ConfigKey<Long> APP_EXPIRY_CHECK_INTERVAL =
       ConfigKey.millis(
           "sluice.app.expiryCheckInterval",
@@ -261,6 +268,7 @@ public final class ServerConf {
           DISK_CHECK_INTERVAL,
           COMMIT_FSYNC,
           APP_TIMEOUT,
+          APP_MAX_STORED_BYTES,
           APP_EXPIRY_CHECK_INTERVAL,
           MAX_STREAMS_PER_CONNECTION,
           MAX_OPEN_WRITERS,
@@ -297,6 +305,7 @@ public final class ServerConf {
   private final boolean sortMapRanges;
   private final boolean commitFsync;
   private final long appTimeoutMillis;
+  private final long appMaxStoredBytes;
   private final long appExpiryCheckIntervalMillis;
   private final int maxStreamsPerConnection;
   private final int maxOpenWriters;
@@ -444,6 +453,7 @@ public final class ServerConf {
     }
     this.writebackBytes = commitFsync ? writeback : 0;
     this.appTimeoutMillis = conf.get(APP_TIMEOUT);
+    this.appMaxStoredBytes = conf.get(APP_MAX_STORED_BYTES);
     this.appExpiryCheckIntervalMillis = conf.get(APP_EXPIRY_CHECK_INTERVAL);
     if (appExpiryCheckIntervalMillis < 1) {
       throw new IllegalArgumentException(APP_EXPIRY_CHECK_INTERVAL + " must be positive");
@@ -626,6 +636,11 @@ public final class ServerConf {
 
   public long appTimeoutMillis() {
     return appTimeoutMillis;
+  }
+
+  /** Most bytes one application may store on this server; 0 for no limit. */
+  public long appMaxStoredBytes() {
+    return appMaxStoredBytes;
   }
 
   public long appExpiryCheckIntervalMillis() {

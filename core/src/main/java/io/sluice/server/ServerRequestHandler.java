@@ -83,12 +83,13 @@ final class ServerRequestHandler implements RequestHandler {
       MapStreams mapStreams,
       int mapWriteCredits,
       IntegrityConf integrity,
-      ChunkReader chunkReader) {
+      ChunkReader chunkReader,
+      ApplicationLimits limits) {
     this.registry = registry;
     this.streams = streams;
     this.metrics = metrics;
     this.flowControl = flowControl;
-    this.intake = new PushIntake(registry, memory, metrics, integrity.verifyOnPush());
+    this.intake = new PushIntake(registry, memory, metrics, integrity.verifyOnPush(), limits);
     this.rangeReads = rangeReads;
     this.mapStreams = mapStreams;
     this.chunkReader = chunkReader;
@@ -100,7 +101,8 @@ final class ServerRequestHandler implements RequestHandler {
             flowControl,
             mapStreams,
             mapWriteCredits,
-            integrity.verifyOnPush());
+            integrity.verifyOnPush(),
+            limits);
   }
 
   @Override
@@ -257,7 +259,7 @@ final class ServerRequestHandler implements RequestHandler {
     metrics.singlePushes().mark();
     PushIntake.Outcome outcome = intake.accept(h, request);
     if (outcome.taken()) {
-      flowControl.pushedOn(channel, h.getReplica());
+      flowControl.pushedOn(channel, h.getAppId(), h.getReplica());
       if (h.getReplica()) {
         metrics.replicaBytesPushed().mark(bodyBytes);
       }
@@ -295,7 +297,7 @@ final class ServerRequestHandler implements RequestHandler {
       }
     }
     if (taken > 0) {
-      flowControl.pushedOn(channel, h.getReplica());
+      flowControl.pushedOn(channel, h.getAppId(), h.getReplica());
       if (h.getReplica()) {
         metrics.replicaBytesPushed().mark(taken);
       }

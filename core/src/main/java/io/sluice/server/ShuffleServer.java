@@ -184,7 +184,8 @@ public final class ShuffleServer implements Closeable {
             mapStreams,
             conf.mapWriteCredits(),
             conf.integrity(),
-            chunkReader);
+            chunkReader,
+            new ApplicationLimits(registry, conf.appMaxStoredBytes()));
     try {
       this.transport =
           new TransportServer(
@@ -206,7 +207,7 @@ public final class ShuffleServer implements Closeable {
       closeQuietly();
       throw new IOException("Cannot bind " + conf.host() + ":" + conf.port() + ": " + e, e);
     }
-    flowControl.attach(transport);
+    flowControl.attach(transport::setReading);
     metrics.registerTransport(transport);
     PrometheusSource.register(
         metricRegistry,

@@ -2,6 +2,12 @@ package io.sluice.server.memory;
 
 import io.sluice.common.Clock;
 import io.sluice.network.InboundMemory;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Counts every byte of pushed data the server holds (received, not yet flushed) against {@code
@@ -15,7 +21,11 @@ import io.sluice.network.InboundMemory;
  * (the server stops reading their connections, so TCP pushes back) and asks for the largest buffers
  * to be flushed; reaching {@code replicaPause} pauses replica traffic too; both resume once the
  * count falls to {@code resume} or below. A push already read while paused is still taken if it
- * fits under the maximum, and answered CONGESTED if it does not. Thread safe.
+ * fits under the maximum, and answered CONGESTED if it does not.
+ *
+ * <p>What the server holds for an application's splits is also counted in that application's {@link
+ * MemoryAccount} ({@link #account}), so that flow control can pause the applications that hold more
+ * than their share first. Thread safe.
  */
 public final class MemoryBudget implements InboundMemory {
   /** Whether the budget currently admits pushes. */
@@ -53,6 +63,7 @@ public final class MemoryBudget implements InboundMemory {
   private final long earlyFlushAt;
 
   private final Clock clock;
+  private final Map<String, MemoryAccount> accounts = new ConcurrentHashMap<>();
   private volatile Listener listener =
       new Listener() {
         @Override
@@ -146,6 +157,66 @@ public final class MemoryBudget implements InboundMemory {
       listener.needRoom(needRoom);
     }
     return reserved;
+  }
+
+  /** The account of application {@code appId}, opened on first use. */
+  public MemoryAccount account(String appId) {
+    return accounts.computeIfAbsent(appId, id -> new MemoryAccount(this, id));
+  }
+
+  /**
+   * Stops listing the account of an application that is gone (its data discarded); what it still
+   * releases goes back to the budget as before, and a new registration opens a new account.
+   */
+  public void closeAccount(String appId) {
+    accounts.remove(appId);
+  }
+
+  /** Bytes application {@code appId} holds now (0 without an account). */
+  public long heldBy(String appId) {
+    MemoryAccount account = accounts.get(appId);
+    return account == null ? 0 : account.held();
+  }
+
+  /** The accounts of the applications this server holds or held data for (a live view). */
+  public Collection<MemoryAccount> accounts() {
+    return Collections.unmodifiableCollection(accounts.values());
+  }
+
+  /**
+   * The applications to pause while pushes are paused ({@link State#PUSH_PAUSED}): those holding
+   * more than their share of the resume mark, which is divided equally among the applications
+   * holding memory now (after what no application holds: bodies still arriving, read buffers). The
+   * others keep pushing (up to the replica watermark, where everyone pauses), so a writer that
+   * fills the budget pauses itself and not its neighbours. With one application holding memory, it
+   * is over its share whenever pushes are paused: the budget-wide pause. Empty while accepting.
+   */
+  public Set<String> applicationsOverShare() {
+    long total;
+    synchronized (this) {
+      if (state == State.ACCEPTING) {
+        return Set.of();
+      }
+      total = held;
+    }
+    int holding = 0;
+    long attributed = 0;
+    for (MemoryAccount account : accounts.values()) {
+      long bytes = account.held();
+      if (bytes > 0) {
+        holding++;
+        attributed += bytes;
+      }
+    }
+    long unattributed = Math.max(0, total - attributed);
+    long share = Math.max(0, resumeAt - unattributed) / Math.max(1, holding);
+    Set<String> over = new HashSet<>();
+    for (MemoryAccount account : accounts.values()) {
+      if (account.held() > share) {
+        over.add(account.appId());
+      }
+    }
+    return over;
   }
 
   /** Bytes to flush to get back to the resume mark (0 when below it). */

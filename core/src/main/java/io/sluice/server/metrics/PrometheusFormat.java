@@ -105,7 +105,7 @@ public final class PrometheusFormat {
             .reversed()
             .thenComparing(a -> a.id));
     List<PrometheusSource.Application> shown = new ArrayList<>();
-    long[] other = new long[5];
+    long[] other = new long[6];
     for (int i = 0; i < sorted.size(); i++) {
       PrometheusSource.Application a = sorted.get(i);
       if (i < top) {
@@ -116,12 +116,13 @@ public final class PrometheusFormat {
         other[2] += a.readBytes;
         other[3] += a.splits;
         other[4] += a.memoryHeldBytes;
+        other[5] += a.refusedBytes;
       }
     }
     if (sorted.size() > top) {
       shown.add(
           new PrometheusSource.Application(
-              OTHER, other[0], other[1], other[2], other[3], other[4]));
+              OTHER, other[0], other[1], other[2], other[3], other[4], other[5]));
     }
     for (PrometheusSource.Application a : shown) {
       application(out, PrometheusNames.APPLICATION_STORED, a.id, a.storedBytes);
@@ -129,6 +130,7 @@ public final class PrometheusFormat {
       application(out, PrometheusNames.APPLICATION_READ, a.id, a.readBytes);
       application(out, PrometheusNames.APPLICATION_SPLITS, a.id, a.splits);
       application(out, PrometheusNames.APPLICATION_MEMORY_HELD, a.id, a.memoryHeldBytes);
+      application(out, PrometheusNames.APPLICATION_REFUSED, a.id, a.refusedBytes);
     }
   }
 

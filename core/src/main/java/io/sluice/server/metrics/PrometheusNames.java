@@ -137,7 +137,16 @@ public final class PrometheusNames {
       new Family(
           "sluice_application_memory_held_bytes",
           Type.GAUGE,
-          "Bytes the application's open splits buffer in memory, not yet handed to a flusher.",
+          "Bytes of the server's memory budget the application holds: pushes buffered or queued"
+              + " for disk, memory-tier splits.",
+          1,
+          List.of());
+
+  static final Family APPLICATION_REFUSED =
+      new Family(
+          "sluice_application_refused_bytes_total",
+          Type.COUNTER,
+          "Bytes of the application's pushes refused for its limit (sluice.app.maxStoredBytes).",
           1,
           List.of());
 
@@ -148,7 +157,8 @@ public final class PrometheusNames {
           APPLICATION_PUSHED,
           APPLICATION_READ,
           APPLICATION_SPLITS,
-          APPLICATION_MEMORY_HELD);
+          APPLICATION_MEMORY_HELD,
+          APPLICATION_REFUSED);
 
   private static final Map<String, Family> BY_NAME = new LinkedHashMap<>();
   private static final Map<String, Family> BY_DIRECTORY_METRIC = new LinkedHashMap<>();

@@ -2,6 +2,7 @@ package io.sluice.server.metrics;
 
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
+import io.sluice.server.memory.MemoryAccount;
 import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.storage.ApplicationInfo;
 import io.sluice.server.storage.DataDirectories;
@@ -44,10 +45,12 @@ public final class PrometheusSource implements Gauge<Integer> {
     final long readBytes;
     final long splits;
     final long memoryHeldBytes;
+    final long refusedBytes;
 
     /**
      * @param splits its open and committed splits
-     * @param memoryHeldBytes bytes its open splits buffer in memory, not yet handed to a flusher
+     * @param memoryHeldBytes bytes of the memory budget it holds (its {@link MemoryAccount})
+     * @param refusedBytes bytes of its pushes refused for its limit (sluice.app.maxStoredBytes)
      */
     public Application(
         String id,
@@ -55,27 +58,33 @@ public final class PrometheusSource implements Gauge<Integer> {
         long pushedBytes,
         long readBytes,
         long splits,
-        long memoryHeldBytes) {
+        long memoryHeldBytes,
+        long refusedBytes) {
       this.id = Objects.requireNonNull(id, "id");
       this.storedBytes = storedBytes;
       this.pushedBytes = pushedBytes;
       this.readBytes = readBytes;
       this.splits = splits;
       this.memoryHeldBytes = memoryHeldBytes;
+      this.refusedBytes = refusedBytes;
     }
 
-    /** What the server's registry says about one application now. */
-    static Application of(ApplicationInfo info) {
+    /** What the server's registry and memory budget say about one application now. */
+    static Application of(ApplicationInfo info, MemoryBudget memory) {
       long splits = 0;
-      long held = 0;
       long stored = 0;
       for (ServerShuffle s : info.shuffles()) {
         splits += s.openSplitCount() + s.committedSplitCount();
-        held += s.pendingBytes();
         stored += s.storedBytes();
       }
       return new Application(
-          info.appId(), stored, info.pushedBytes(), info.readBytes(), splits, held);
+          info.appId(),
+          stored,
+          info.pushedBytes(),
+          info.readBytes(),
+          splits,
+          memory.heldBy(info.appId()),
+          info.refusedBytes());
     }
   }
 
@@ -143,7 +152,7 @@ public final class PrometheusSource implements Gauge<Integer> {
             () -> {
               List<Application> list = new ArrayList<>();
               for (ApplicationInfo info : shuffles.applications()) {
-                list.add(Application.of(info));
+                list.add(Application.of(info, memory));
               }
               return list;
             },

@@ -9,18 +9,26 @@ public final class ApplicationInfo {
   private final List<ServerShuffle> shuffles;
   private final long pushedBytes;
   private final long readBytes;
+  private final long refusedBytes;
 
   ApplicationInfo(
       String appId,
       long millisSinceHeard,
       List<ServerShuffle> shuffles,
       long pushedBytes,
-      long readBytes) {
+      long readBytes,
+      long refusedBytes) {
     this.appId = appId;
     this.millisSinceHeard = millisSinceHeard;
     this.shuffles = List.copyOf(shuffles);
     this.pushedBytes = pushedBytes;
     this.readBytes = readBytes;
+    this.refusedBytes = refusedBytes;
+  }
+
+  /** Bytes of its pushes refused for its limit (sluice.app.maxStoredBytes). */
+  public long refusedBytes() {
+    return refusedBytes;
   }
 
   public String appId() {

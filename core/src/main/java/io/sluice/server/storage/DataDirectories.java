@@ -198,7 +198,8 @@ public final class DataDirectories implements AutoCloseable {
    */
   public ReducePartitionSplit newSplit(SplitKey key) {
     checkWriterRoom(key.toString());
-    return new ReducePartitionSplit(key, pickFor(key), this, memory, metrics, conf);
+    return new ReducePartitionSplit(
+        key, pickFor(key), this, memory.account(key.appId()), metrics, conf);
   }
 
   private void checkWriterRoom(String what) {
@@ -230,14 +231,30 @@ public final class DataDirectories implements AutoCloseable {
     checkWriterRoom(key.toString());
     MapPartitionFile file =
         new MapPartitionFile(
-            key, numSubpartitions, pickFor(key), this, memory, metrics, conf.commitFsync());
+            key,
+            numSubpartitions,
+            pickFor(key),
+            this,
+            memory.account(key.appId()),
+            metrics,
+            conf.commitFsync());
     openMapPartitions.incrementAndGet();
     return file;
   }
 
+  /**
+   * Application {@code appId} is gone: its memory account is no longer listed for flow control
+   * (what its splits still release goes back to the budget), and a new registration opens a new
+   * one.
+   */
+  void closeMemoryAccount(String appId) {
+    memory.closeAccount(appId);
+  }
+
   /** Restart: serves a map partition committed before the server stopped. */
   MapPartitionFile restoredMapPartition(CommittedMapPartition committed) {
-    return MapPartitionFile.restored(committed, committed.directory(), this, memory, metrics);
+    return MapPartitionFile.restored(
+        committed, committed.directory(), this, memory.account(committed.key().appId()), metrics);
   }
 
   /**

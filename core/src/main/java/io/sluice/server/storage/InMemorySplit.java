@@ -5,7 +5,7 @@ import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import io.sluice.protocol.ChunkExtents;
 import io.sluice.server.ServerMetrics;
-import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.memory.MemoryAccount;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
@@ -18,7 +18,7 @@ import java.util.function.Supplier;
 public final class InMemorySplit {
   private final ByteBuf image;
   private final long reserved;
-  private final MemoryBudget memory;
+  private final MemoryAccount memory;
   private final ServerMetrics metrics;
   private final long committedAtNanos = System.nanoTime();
   private final Supplier<CompletableFuture<Void>> writeBack;
@@ -35,7 +35,7 @@ public final class InMemorySplit {
   InMemorySplit(
       ByteBuf image,
       long reserved,
-      MemoryBudget memory,
+      MemoryAccount memory,
       ServerMetrics metrics,
       Supplier<CompletableFuture<Void>> writeBack) {
     this.image = image;

@@ -5,7 +5,7 @@ import io.sluice.protocol.MapBlockFormat;
 import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.PartitionRecords;
 import io.sluice.server.ServerMetrics;
-import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.memory.MemoryAccount;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -62,7 +62,7 @@ public final class MapPartitionFile {
   private final DataDirectory dir;
   private final DataDirectories dirs;
   private final Executor flusher;
-  private final MemoryBudget memory;
+  private final MemoryAccount memory;
   private final ServerMetrics metrics;
   private final boolean fsync;
 
@@ -103,7 +103,7 @@ public final class MapPartitionFile {
       int numSubpartitions,
       DataDirectory dir,
       DataDirectories dirs,
-      MemoryBudget memory,
+      MemoryAccount memory,
       ServerMetrics metrics,
       boolean fsync) {
     if (numSubpartitions < 1) {
@@ -130,7 +130,7 @@ public final class MapPartitionFile {
       CommittedMapPartition committed,
       DataDirectory dir,
       DataDirectories dirs,
-      MemoryBudget memory,
+      MemoryAccount memory,
       ServerMetrics metrics) {
     MapPartitionFile f =
         new MapPartitionFile(
@@ -255,6 +255,7 @@ public final class MapPartitionFile {
       throw new IllegalArgumentException("malformed region data for " + key + ": " + problem);
     }
     int bytes = body.readableBytes();
+    memory.adopt(bytes); // the decoder reserved it; it is now this partition's application's
     accepted += bytes;
     nextSequence++;
     flusher.execute(() -> writeData(body, bytes));

@@ -3,7 +3,7 @@ package io.sluice.server.storage;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.sluice.network.FrameDecoder;
-import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.memory.MemoryAccount;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -60,7 +60,7 @@ final class PendingBatches {
     }
 
     /** Releases the buffers, and the reservation less {@code kept} bytes of it. */
-    void release(MemoryBudget memory, long kept) {
+    void release(MemoryAccount memory, long kept) {
       for (ByteBuf b : buffers) {
         b.release();
       }
@@ -68,7 +68,7 @@ final class PendingBatches {
     }
   }
 
-  private final MemoryBudget memory;
+  private final MemoryAccount memory;
   private List<ByteBuf> buffers = new ArrayList<>();
   private long bytes;
   private long reserved;
@@ -82,13 +82,17 @@ final class PendingBatches {
 
   private int nextGatherCapacity = GATHER_FIRST;
 
-  PendingBatches(MemoryBudget memory) {
+  PendingBatches(MemoryAccount memory) {
     this.memory = memory;
   }
 
-  /** Takes a body and its reservation of as many bytes. */
+  /**
+   * Takes a body and its reservation of as many bytes, which the receiving decoder made in the
+   * budget: from now on they count as the split's application's.
+   */
   void add(ByteBuf body) {
     int length = body.readableBytes();
+    memory.adopt(length);
     bytes += length;
     reserved += length;
     if (length > GATHER_MAX) {

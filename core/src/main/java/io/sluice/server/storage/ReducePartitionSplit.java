@@ -9,7 +9,7 @@ import io.sluice.protocol.MapRunIndex;
 import io.sluice.protocol.proto.Status;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ServerMetrics;
-import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.memory.MemoryAccount;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -69,7 +69,7 @@ public final class ReducePartitionSplit {
   private final SplitKey key;
   private final Executor flusher;
   private final DataDirectories dirs;
-  private final MemoryBudget memory;
+  private final MemoryAccount memory;
   private final ServerMetrics metrics;
   private final int flushSize;
   private final long chunkSize;
@@ -104,7 +104,7 @@ public final class ReducePartitionSplit {
       SplitKey key,
       DataDirectory dir,
       DataDirectories dirs,
-      MemoryBudget memory,
+      MemoryAccount memory,
       ServerMetrics metrics,
       ServerConf conf) {
     this.key = key;
@@ -440,7 +440,7 @@ public final class ReducePartitionSplit {
         && failure == null
         && !movedOff
         && pending.bytes() <= memoryTierMaxSplit
-        && memory.held() <= memory.resumeWatermarkBytes();
+        && memory.budget().held() <= memory.budget().resumeWatermarkBytes();
   }
 
   /**

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,6 +59,9 @@ public final class ServerShuffle {
   /** Whether the server takes new splits and map partitions (decommissioned, stopping). */
   private final Admission admission;
 
+  /** Bytes its splits and map partitions took, replicas included (see ShuffleRegistry). */
+  private final LongAdder pushedBytes = new LongAdder();
+
   /** The application asked that every split go to the distributed tier (see DataDirectories). */
   private volatile boolean everySplitToDistributedTier;
 
@@ -95,6 +99,15 @@ public final class ServerShuffle {
 
   public String appId() {
     return appId;
+  }
+
+  /** Bytes pushed to this shuffle that its splits or map partitions took. */
+  public long pushedBytes() {
+    return pushedBytes.sum();
+  }
+
+  void countPushed(long bytes) {
+    pushedBytes.add(bytes);
   }
 
   public int shuffleId() {

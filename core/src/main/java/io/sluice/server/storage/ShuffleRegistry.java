@@ -47,6 +47,12 @@ public final class ShuffleRegistry {
     final LongAdder pushedBytes = new LongAdder();
     final LongAdder readBytes = new LongAdder();
 
+    /** Bytes pushed to its shuffles still registered: what counts against its stored limit. */
+    final LongAdder storedBytes = new LongAdder();
+
+    /** Bytes of its pushes refused for its limit (sluice.app.maxStoredBytes). */
+    final LongAdder refusedBytes = new LongAdder();
+
     /**
      * The key its coordinator registered (sluice.auth.enabled), sealed as the state store holds it;
      * null without authentication.
@@ -273,6 +279,7 @@ public final class ShuffleRegistry {
       return CompletableFuture.completedFuture(null);
     }
     state.shuffleRemoved(appId, shuffleId);
+    app.storedBytes.add(-shuffle.pushedBytes());
     LOG.info("Unregistered {}; deleting its files", shuffle);
     return shuffle.discard();
   }
@@ -324,6 +331,7 @@ public final class ShuffleRegistry {
   private CompletableFuture<Void> discard(Application app) {
     String appId = app.appId;
     state.applicationRemoved(appId);
+    dirs.closeMemoryAccount(appId);
     List<CompletableFuture<Void>> futures = new ArrayList<>();
     for (ServerShuffle s : app.shuffles.values()) {
       futures.add(s.discard());
@@ -523,12 +531,39 @@ public final class ShuffleRegistry {
     return CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]));
   }
 
-  /** Counts bytes pushed to (taken by) a shuffle of {@code appId}; nothing for an unknown one. */
-  public void countPushed(String appId, long bytes) {
-    Application app = apps.get(appId);
+  /** Counts bytes pushed to (taken by) {@code shuffle}; nothing for an unknown application. */
+  public void countPushed(ServerShuffle shuffle, long bytes) {
+    shuffle.countPushed(bytes);
+    Application app = apps.get(shuffle.appId());
     if (app != null) {
       app.pushedBytes.add(bytes);
+      app.storedBytes.add(bytes);
     }
+  }
+
+  /**
+   * Bytes pushed to the shuffles of {@code appId} still registered here (0 for an unknown
+   * application): what its limit, sluice.app.maxStoredBytes, counts. Data restored after a restart
+   * is not counted.
+   */
+  public long storedBytes(String appId) {
+    Application app = apps.get(appId);
+    return app == null ? 0 : app.storedBytes.sum();
+  }
+
+  /**
+   * Counts bytes of a push of {@code appId} refused for its limit; nothing for an unknown one.
+   *
+   * @return true for the application's first refusal
+   */
+  public boolean countRefused(String appId, long bytes) {
+    Application app = apps.get(appId);
+    if (app == null) {
+      return false;
+    }
+    boolean first = app.refusedBytes.sum() == 0;
+    app.refusedBytes.add(bytes);
+    return first;
   }
 
   /** Counts bytes read from a shuffle of {@code appId}; nothing for an unknown one. */
@@ -562,7 +597,8 @@ public final class ShuffleRegistry {
         Math.max(0, clock.millis() - app.lastHeard),
         shuffles,
         app.pushedBytes.sum(),
-        app.readBytes.sum());
+        app.readBytes.sum(),
+        app.refusedBytes.sum());
   }
 
   /** Shuffles registered now, over every application. */

@@ -280,7 +280,7 @@ class PrometheusFormatTest {
     for (int i = 0; i < 25; i++) {
       // app-24 holds the most; app-0 the least
       PrometheusSource.Application a =
-          new PrometheusSource.Application("app-" + i, 1000L * i, 10L * i, i, 2, i % 2);
+          new PrometheusSource.Application("app-" + i, 1000L * i, 10L * i, i, 2, i % 2, 0);
       apps.add(a);
       if (i < 22) {
         otherStored += 1000L * i;
@@ -323,8 +323,8 @@ class PrometheusFormatTest {
   void noOtherSeriesWhenEveryApplicationFitsAndLabelValuesAreEscaped() {
     List<PrometheusSource.Application> apps =
         List.of(
-            new PrometheusSource.Application("a\"b\\c", 5, 1, 1, 1, 0),
-            new PrometheusSource.Application("plain", 3, 1, 1, 1, 0));
+            new PrometheusSource.Application("a\"b\\c", 5, 1, 1, 1, 0, 0),
+            new PrometheusSource.Application("plain", 3, 1, 1, 1, 0, 0));
     PrometheusSource source = new PrometheusSource("h:1", 20, List::of, () -> apps);
 
     String text = PrometheusFormat.render(new MetricRegistry(), source);
