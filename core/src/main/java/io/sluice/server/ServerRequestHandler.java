@@ -529,8 +529,8 @@ final class ServerRequestHandler implements RequestHandler {
     // the file is opened (or read, under TLS) off this thread: a hung disk must not stall the loop
     CompletableFuture<?> prepared =
         Tls.isSecured(channel)
-            ? chunkReader.read(file.path(), chunks, chunk, channel.alloc())
-            : chunkReader.regions(file.path(), chunks, chunk);
+            ? chunkReader.read(file.key().appId(), file.path(), chunks, chunk, channel.alloc())
+            : chunkReader.regions(file.key().appId(), file.path(), chunks, chunk);
     prepared.whenComplete(
         (body, error) -> {
           Message response;

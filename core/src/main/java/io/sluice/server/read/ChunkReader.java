@@ -13,6 +13,11 @@ import java.nio.channels.FileChannel;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -33,21 +38,34 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Either fails with a {@link ShortFileException} when the file no longer holds the bytes of the
  * chunk (truncated or deleted on disk), with another {@link IOException} naming the file otherwise.
- * Idle threads end after a minute. Thread safe.
+ *
+ * <p><b>Fair between applications.</b> Requests wait in one queue per application and the threads
+ * take them in turn, one per application with requests waiting: a job whose reducers ask for
+ * thousands of chunks at once does not make a small job's reducers wait behind all of them. Within
+ * an application, requests run in the order they came. Idle threads end after a minute. Thread
+ * safe.
  */
 public final class ChunkReader implements Closeable {
   private final ThreadPoolExecutor executor;
 
+  /** The applications with requests waiting, in turn order, each with its own; guarded by this. */
+  private final Map<String, Queue<Runnable>> waiting = new LinkedHashMap<>();
+
   public ChunkReader(int threads) {
-    this.executor =
+    this(
         new ThreadPoolExecutor(
             threads,
             threads,
             60,
             TimeUnit.SECONDS,
             new LinkedBlockingQueue<>(),
-            new DefaultThreadFactory("sluice-chunk-reader", true));
+            new DefaultThreadFactory("sluice-chunk-reader", true)));
     executor.allowCoreThreadTimeOut(true);
+  }
+
+  /** Reads on {@code executor}'s threads (tests hold them to see the order). */
+  ChunkReader(ThreadPoolExecutor executor) {
+    this.executor = executor;
   }
 
   /** The file holds fewer bytes than a chunk needs: it was truncated or deleted on disk. */
@@ -67,17 +85,48 @@ public final class ChunkReader implements Closeable {
   }
 
   /**
-   * The file regions of chunk {@code chunk} of {@code file}, each on a channel of its own opened
-   * here; the future's receiver owns (releases or sends) them.
+   * The file regions of chunk {@code chunk} of {@code file}, a file of application {@code appId},
+   * each on a channel of its own opened here; the future's receiver owns (releases or sends) them.
    */
-  public CompletableFuture<FileRegion[]> regions(Path file, ChunkExtents chunks, int chunk) {
+  public CompletableFuture<FileRegion[]> regions(
+      String appId, Path file, ChunkExtents chunks, int chunk) {
     CompletableFuture<FileRegion[]> result = new CompletableFuture<>();
+    submit(appId, () -> openRegions(file, chunks, chunk, result), result);
+    return result;
+  }
+
+  /** Queues {@code task} in its application's turn; fails {@code result} when stopping. */
+  private void submit(String appId, Runnable task, CompletableFuture<?> result) {
+    synchronized (this) {
+      waiting.computeIfAbsent(appId, id -> new ArrayDeque<>()).add(task);
+    }
     try {
-      executor.execute(() -> openRegions(file, chunks, chunk, result));
+      executor.execute(this::runNextTurn);
     } catch (RejectedExecutionException e) {
+      // stopping: the queued task never runs (nothing else will); its caller hears why
       result.completeExceptionally(new IOException("the server is stopping", e));
     }
-    return result;
+  }
+
+  /**
+   * Runs the first waiting request of the application whose turn it is, which then goes to the back
+   * of the line if it has more. One of these runs per request, so every request runs once.
+   */
+  private void runNextTurn() {
+    Runnable task;
+    synchronized (this) {
+      Iterator<Map.Entry<String, Queue<Runnable>>> turns = waiting.entrySet().iterator();
+      if (!turns.hasNext()) {
+        return;
+      }
+      Map.Entry<String, Queue<Runnable>> turn = turns.next();
+      turns.remove();
+      task = turn.getValue().poll();
+      if (!turn.getValue().isEmpty()) {
+        waiting.put(turn.getKey(), turn.getValue());
+      }
+    }
+    task.run();
   }
 
   private static void openRegions(
@@ -132,18 +181,14 @@ public final class ChunkReader implements Closeable {
   }
 
   /**
-   * Reads chunk {@code chunk} of {@code file} (its extents, one after another) into a buffer of
-   * {@code alloc}, which the future's receiver owns; fails with an {@link IOException} naming the
-   * file.
+   * Reads chunk {@code chunk} of {@code file}, a file of application {@code appId} (its extents,
+   * one after another), into a buffer of {@code alloc}, which the future's receiver owns; fails
+   * with an {@link IOException} naming the file.
    */
   public CompletableFuture<ByteBuf> read(
-      Path file, ChunkExtents chunks, int chunk, ByteBufAllocator alloc) {
+      String appId, Path file, ChunkExtents chunks, int chunk, ByteBufAllocator alloc) {
     CompletableFuture<ByteBuf> result = new CompletableFuture<>();
-    try {
-      executor.execute(() -> readNow(file, chunks, chunk, alloc, result));
-    } catch (RejectedExecutionException e) {
-      result.completeExceptionally(new IOException("the server is stopping", e));
-    }
+    submit(appId, () -> readNow(file, chunks, chunk, alloc, result), result);
     return result;
   }
 
