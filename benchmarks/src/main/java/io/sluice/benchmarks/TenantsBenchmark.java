@@ -225,7 +225,14 @@ public final class TenantsBenchmark {
       }
       List<RoundResult> smallBeside = new ArrayList<>();
       while (!heavyRun.isDone()) {
-        smallBeside.add(small.shuffle(o.smallPushers, smallSize));
+        RoundResult r = small.shuffle(o.smallPushers, smallSize);
+        smallBeside.add(r);
+        out.printf(
+            Locale.ROOT,
+            "  small shuffle beside: push %.3f s, commit %.3f s, read %.3f s%n",
+            r.pushNanos / 1e9,
+            r.commitNanos / 1e9,
+            r.readNanos / 1e9);
       }
       RoundResult heavyBeside = heavyRun.get();
       long pausedBeside = server.memory().pausedMillis() - pausedBefore;
@@ -240,6 +247,7 @@ public final class TenantsBenchmark {
           new Report(
               median(smallAlone),
               median(smallBeside),
+              slowest(smallBeside),
               smallBeside.size(),
               heavyAlone.ingestMBps(),
               heavyBeside.ingestMBps(),
@@ -256,6 +264,7 @@ public final class TenantsBenchmark {
   static final class Report {
     final double smallAloneSec;
     final double smallBesideSec;
+    final double smallBesideSlowestSec;
     final int smallBesideCount;
     final double heavyAloneMBps;
     final double heavyBesideMBps;
@@ -268,6 +277,7 @@ public final class TenantsBenchmark {
     Report(
         double smallAloneSec,
         double smallBesideSec,
+        double smallBesideSlowestSec,
         int smallBesideCount,
         double heavyAloneMBps,
         double heavyBesideMBps,
@@ -278,6 +288,7 @@ public final class TenantsBenchmark {
         String failure) {
       this.smallAloneSec = smallAloneSec;
       this.smallBesideSec = smallBesideSec;
+      this.smallBesideSlowestSec = smallBesideSlowestSec;
       this.smallBesideCount = smallBesideCount;
       this.heavyAloneMBps = heavyAloneMBps;
       this.heavyBesideMBps = heavyBesideMBps;
@@ -302,6 +313,8 @@ public final class TenantsBenchmark {
           + Json.num(smallAloneSec)
           + ",\"smallBesideSec\":"
           + Json.num(smallBesideSec)
+          + ",\"smallBesideSlowestSec\":"
+          + Json.num(smallBesideSlowestSec)
           + ",\"smallShufflesBeside\":"
           + smallBesideCount
           + ",\"smallSlowdown\":"
@@ -328,16 +341,25 @@ public final class TenantsBenchmark {
 
   /** The median whole-shuffle time (push, commit and read) in seconds; NaN when none ran. */
   static double median(List<RoundResult> rounds) {
-    double[] secs =
-        rounds.stream()
-            .mapToDouble(r -> (r.pushNanos + r.commitNanos + r.readNanos) / 1e9)
-            .sorted()
-            .toArray();
+    double[] secs = seconds(rounds);
     if (secs.length == 0) {
       return Double.NaN;
     }
     int mid = secs.length / 2;
     return secs.length % 2 == 1 ? secs[mid] : (secs[mid - 1] + secs[mid]) / 2;
+  }
+
+  /** The slowest whole-shuffle time in seconds; NaN when none ran. */
+  static double slowest(List<RoundResult> rounds) {
+    double[] secs = seconds(rounds);
+    return secs.length == 0 ? Double.NaN : secs[secs.length - 1];
+  }
+
+  private static double[] seconds(List<RoundResult> rounds) {
+    return rounds.stream()
+        .mapToDouble(r -> (r.pushNanos + r.commitNanos + r.readNanos) / 1e9)
+        .sorted()
+        .toArray();
   }
 
   private static String firstFailure(List<RoundResult> rounds) {
@@ -359,6 +381,12 @@ public final class TenantsBenchmark {
         r.smallAloneSec,
         r.smallBesideSec,
         r.smallSlowdown());
+    out.printf(
+        Locale.ROOT,
+        "%-40s %10s %10.3f%n",
+        "small shuffle, slowest s beside",
+        "",
+        r.smallBesideSlowestSec);
     out.printf(
         Locale.ROOT,
         "%-40s %10.1f %10.1f %8.2f%n",

@@ -56,7 +56,8 @@ final class SparkSessions {
             .config("spark.executor.memory", "1g")
             .config(
                 "spark.executor.extraJavaOptions",
-                "-Dio.netty.leakDetection.level=paranoid -XX:+UseSerialGC");
+                // short-lived executors: C1 alone compiles what they run at a fraction of the CPU
+                "-Dio.netty.leakDetection.level=paranoid -XX:+UseSerialGC -XX:TieredStopAtLevel=1");
     for (Map.Entry<String, String> e : extra.entrySet()) {
       b = b.config(e.getKey(), e.getValue());
     }

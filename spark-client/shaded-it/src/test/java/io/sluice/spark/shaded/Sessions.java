@@ -55,7 +55,9 @@ final class Sessions {
                 "org.apache.spark.shuffle.sluice.SluiceShuffleDataIO")
             .config("spark.sluice.servers", servers)
             .config("spark.sluice.fallback", "never")
-            .config("spark.executor.memory", "1g");
+            .config("spark.executor.memory", "1g")
+            // short-lived executors: C1 alone compiles what they run at a fraction of the CPU
+            .config("spark.executor.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
     if (!Boolean.getBoolean("sluice.clientJarOnExecutorClasspath")) {
       b = b.config("spark.jars", clientJar().getAbsolutePath());
     }

@@ -73,9 +73,12 @@ class ShadedJarSparkIT {
     }
   }
 
+  /** One session for all three jobs: its executors start once. */
   @Test
-  void anAggregationAndASortRunThroughSluice() {
-    SparkSession spark = Sessions.sluice("shaded-rdd", daemons.servers(), Map.of());
+  void anAggregationASortAndAnAqeSkewJoinRunThroughSluice() {
+    List<Row> sluice;
+    String plan;
+    SparkSession spark = Sessions.sluice("shaded-jar", daemons.servers(), Map.of());
     try {
       assertThat(SparkEnv.get().shuffleManager().getClass().getName()).isEqualTo(Sessions.MANAGER);
       JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
@@ -98,17 +101,7 @@ class ShadedJarSparkIT {
               .keys()
               .collect();
       assertThat(sorted).isEqualTo(numbers.subList(0, 20_000));
-    } finally {
-      spark.stop();
-    }
-  }
 
-  @Test
-  void anAqeSkewJoinGivesTheBuiltInShufflesResult() {
-    List<Row> sluice;
-    String plan;
-    SparkSession spark = Sessions.sluice("shaded-skew-join", daemons.servers(), Map.of());
-    try {
       Dataset<Row> join = SkewJoin.of(spark);
       sluice = join.collectAsList();
       plan = join.queryExecution().executedPlan().toString();
