@@ -35,7 +35,15 @@ class SparkManyPartitionsIT {
   @BeforeAll
   static void start() throws Exception {
     servers = new SluiceServers(tmp.resolve("sluice"), 2);
-    spark = SparkSessions.sluice("SparkManyPartitionsIT", servers.list(), Map.of());
+    // its executors work on sixteen million partitions: C2's compiles pay off here, unlike in the
+    // short jobs the other suites run
+    spark =
+        SparkSessions.sluice(
+            "SparkManyPartitionsIT",
+            servers.list(),
+            Map.of(
+                "spark.executor.extraJavaOptions",
+                "-Dio.netty.leakDetection.level=paranoid -XX:+UseSerialGC"));
     spark.conf().set("spark.sql.adaptive.enabled", "true");
     spark.conf().set("spark.sql.shuffle.partitions", PARTITIONS);
   }

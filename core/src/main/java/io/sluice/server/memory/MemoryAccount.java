@@ -5,7 +5,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * One application's part of the {@link MemoryBudget}: every byte the server holds for the
  * application's splits and map partitions, reserved and released through here, so that flow control
- * can tell which applications hold more than their share ({@link MemoryBudget#accounts}).
+ * can tell which applications hold more than their share ({@link
+ * MemoryBudget#applicationsOverShare}).
  *
  * <p>A pushed body is reserved by the connection's decoder before the server knows whose it is; the
  * split that takes it {@link #adopt}s the reservation, which the budget already counts. What an

@@ -2,8 +2,6 @@ package io.sluice.server.memory;
 
 import io.sluice.common.Clock;
 import io.sluice.network.InboundMemory;
-import java.util.Collection;
-import java.util.Collections;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
@@ -176,11 +174,6 @@ public final class MemoryBudget implements InboundMemory {
   public long heldBy(String appId) {
     MemoryAccount account = accounts.get(appId);
     return account == null ? 0 : account.held();
-  }
-
-  /** The accounts of the applications this server holds or held data for (a live view). */
-  public Collection<MemoryAccount> accounts() {
-    return Collections.unmodifiableCollection(accounts.values());
   }
 
   /**

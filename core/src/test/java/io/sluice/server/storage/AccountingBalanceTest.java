@@ -11,6 +11,7 @@ import io.sluice.protocol.BatchFormat;
 import io.sluice.protocol.proto.Status;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ServerMetrics;
+import io.sluice.server.memory.MemoryAccount;
 import io.sluice.server.memory.MemoryBudget;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -116,9 +117,12 @@ class AccountingBalanceTest {
           work.add(shuffle.commit().exceptionally(e -> null));
         }
       }
+      MemoryAccount account = memory.account("app");
       work.add(registry.unregisterApplication("app"));
       CompletableFuture.allOf(work.toArray(new CompletableFuture<?>[0])).get(2, TimeUnit.MINUTES);
       assertThat(memory.held()).isZero();
+      // and so does the application's part of it, which flow control's fair share reads
+      assertThat(account.held()).isZero();
     } finally {
       dirs.close();
     }
