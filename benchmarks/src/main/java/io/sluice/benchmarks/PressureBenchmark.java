@@ -15,14 +15,11 @@ import io.sluice.server.ServerConf;
 import io.sluice.server.ShuffleServer;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 
 /**
  * {@code shuffle-bench pressure}: pushes several GiB with 16 pushers into a server whose memory
@@ -131,41 +128,29 @@ public final class PressureBenchmark {
       err.println("shuffle-bench " + NAME + ": " + e.getMessage());
       return 2;
     }
-    try {
-      Path dir =
-          o.dir == null
-              ? Files.createTempDirectory(
-                  Paths.get(System.getProperty("java.io.tmpdir")), "sluice-pressure-")
-              : Files.createDirectories(Paths.get(o.dir));
-      try {
-        out.printf(
-            Locale.ROOT,
-            "shuffle-bench pressure: %s with %d pushers over %d partitions; memory max %s under"
-                + " test, %s for the baseline; client and server in one JVM, %d CPUs%n",
-            o.size,
-            o.pushers,
-            o.partitions,
-            o.memory,
-            o.unboundedMemory,
-            Runtime.getRuntime().availableProcessors());
-        out.println("warmup (256 MiB, not reported)");
-        runOnce(dir, unbounded, o.pushers, o.partitions, 256L << 20, o.batchSize);
-        out.println("run: memory max " + o.memory);
-        Run bounded = runOnce(dir, memory, o.pushers, o.partitions, size, o.batchSize);
-        out.println("run: memory max " + o.unboundedMemory);
-        Run free = runOnce(dir, unbounded, o.pushers, o.partitions, size, o.batchSize);
-        if (o.chart != null) {
-          ChartOption.write(chart(o, bounded.result, free.result), Path.of(o.chart), out);
-        }
-        report(out, bounded, free, o.batchSize);
-        return bounded.result.verified() && free.result.verified() ? 0 : 1;
-      } finally {
-        if (o.dir == null) {
-          try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-          }
-        }
+    try (BenchDirectory data = BenchDirectory.open(o.dir, "sluice-pressure-")) {
+      Path dir = data.path();
+      out.printf(
+          Locale.ROOT,
+          "shuffle-bench pressure: %s with %d pushers over %d partitions; memory max %s under"
+              + " test, %s for the baseline; client and server in one JVM, %d CPUs%n",
+          o.size,
+          o.pushers,
+          o.partitions,
+          o.memory,
+          o.unboundedMemory,
+          Runtime.getRuntime().availableProcessors());
+      out.println("warmup (256 MiB, not reported)");
+      runOnce(dir, unbounded, o.pushers, o.partitions, 256L << 20, o.batchSize);
+      out.println("run: memory max " + o.memory);
+      Run bounded = runOnce(dir, memory, o.pushers, o.partitions, size, o.batchSize);
+      out.println("run: memory max " + o.unboundedMemory);
+      Run free = runOnce(dir, unbounded, o.pushers, o.partitions, size, o.batchSize);
+      if (o.chart != null) {
+        ChartOption.write(chart(o, bounded.result, free.result), Path.of(o.chart), out);
       }
+      report(out, bounded, free, o.batchSize);
+      return bounded.result.verified() && free.result.verified() ? 0 : 1;
     } catch (IOException | RuntimeException e) {
       err.println("shuffle-bench " + NAME + " failed: " + e);
       return 1;

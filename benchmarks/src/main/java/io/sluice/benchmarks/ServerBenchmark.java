@@ -5,7 +5,6 @@ import com.beust.jcommander.ParameterException;
 import io.sluice.auth.AuthConf;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -13,7 +12,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.stream.Stream;
 
 /**
  * {@code shuffle-bench server}: the whole push → commit → read path of one in-process shuffle
@@ -114,18 +112,8 @@ public final class ServerBenchmark {
   }
 
   private boolean run() throws IOException, InterruptedException {
-    boolean ownDir = options.dir == null;
-    Path dir =
-        ownDir
-            ? Files.createTempDirectory(
-                Paths.get(System.getProperty("java.io.tmpdir")), "sluice-bench-")
-            : Files.createDirectories(Paths.get(options.dir).toAbsolutePath());
-    try {
-      return run(dir);
-    } finally {
-      if (ownDir) {
-        deleteRecursively(dir);
-      }
+    try (BenchDirectory dir = BenchDirectory.open(options.dir, "sluice-bench-")) {
+      return run(dir.path());
     }
   }
 
@@ -472,13 +460,5 @@ public final class ServerBenchmark {
       s.append(",\"readRatio\":").append(Json.num(on.readMBps() / off.readMBps()));
     }
     return s.append('}').toString();
-  }
-
-  private static void deleteRecursively(Path dir) throws IOException {
-    try (Stream<Path> paths = Files.walk(dir)) {
-      for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
-        Files.deleteIfExists(p);
-      }
-    }
   }
 }

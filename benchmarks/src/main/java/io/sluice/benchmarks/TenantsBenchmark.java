@@ -15,17 +15,13 @@ import io.sluice.server.ServerConf;
 import io.sluice.server.ShuffleServer;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.stream.Stream;
 
 /**
  * {@code shuffle-bench tenants}: a noisy neighbour. One application pushes far more than {@code
@@ -149,21 +145,8 @@ public final class TenantsBenchmark {
       err.println("shuffle-bench " + NAME + ": " + e.getMessage());
       return 2;
     }
-    try {
-      Path dir =
-          o.dir == null
-              ? Files.createTempDirectory(
-                  Paths.get(System.getProperty("java.io.tmpdir")), "sluice-tenants-")
-              : Files.createDirectories(Paths.get(o.dir));
-      try {
-        return measure(o, dir, heavySize, smallSize, memory, out);
-      } finally {
-        if (o.dir == null) {
-          try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-          }
-        }
-      }
+    try (BenchDirectory dir = BenchDirectory.open(o.dir, "sluice-tenants-")) {
+      return measure(o, dir.path(), heavySize, smallSize, memory, out);
     } catch (IOException | RuntimeException | ExecutionException e) {
       err.println("shuffle-bench " + NAME + " failed: " + e);
       return 1;

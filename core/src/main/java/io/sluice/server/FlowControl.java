@@ -42,14 +42,15 @@ import org.slf4j.LoggerFactory;
  */
 final class FlowControl implements MemoryBudget.Listener {
   private static final Logger LOG = LoggerFactory.getLogger(FlowControl.class);
-  // TRUE: the connection pushed a first copy (paused at the pause watermark); FALSE: replica
-  // pushes only (paused at the replica watermark)
-  private static final AttributeKey<Boolean> PUSHES = AttributeKey.valueOf("sluicePushes");
-
-  // the applications the connection pushed first copies for; replaced, never changed, so the flow
-  // control thread reads it while the connection's event loop adds to it
+  // the applications the connection pushed first copies for (paused at the pause watermark, by
+  // share); replaced, never changed, so the flow control thread reads it while the connection's
+  // event loop adds to it
   private static final AttributeKey<Set<String>> PUSHES_FOR =
       AttributeKey.valueOf("sluicePushesFor");
+
+  // set when the connection pushed replicas (paused at the replica watermark)
+  private static final AttributeKey<Boolean> PUSHES_REPLICAS =
+      AttributeKey.valueOf("sluicePushesReplicas");
 
   /** What flow control pauses and resumes: the server's connections. */
   interface Connections {
@@ -102,13 +103,12 @@ final class FlowControl implements MemoryBudget.Listener {
    * event loop only.
    */
   void pushedOn(Channel channel, String appId, boolean replica) {
-    Boolean before = channel.attr(PUSHES).get();
     boolean changed = false;
-    if (before == null || (before == Boolean.FALSE && !replica)) {
-      channel.attr(PUSHES).set(!replica);
-      changed = true;
-    }
-    if (!replica) {
+    if (replica) {
+      changed =
+          channel.attr(PUSHES_REPLICAS).get() == null
+              && channel.attr(PUSHES_REPLICAS).setIfAbsent(Boolean.TRUE) == null;
+    } else {
       Set<String> apps = channel.attr(PUSHES_FOR).get();
       if (apps == null || !apps.contains(appId)) {
         Set<String> more = new HashSet<>(apps == null ? Set.of() : apps);
@@ -187,10 +187,13 @@ final class FlowControl implements MemoryBudget.Listener {
       Set<String> over = allPaused ? Set.of() : memory.applicationsOverShare();
       Predicate<Channel> paused =
           allPaused ? ch -> true : ch -> carriesAny(ch.attr(PUSHES_FOR).get(), over);
-      Predicate<Channel> firstCopies = ch -> ch.attr(PUSHES).get() == Boolean.TRUE;
+      Predicate<Channel> firstCopies = ch -> ch.attr(PUSHES_FOR).get() != null;
       c.setReading(firstCopies.and(paused.negate()), true);
       c.setReading(firstCopies.and(paused), false);
-      c.setReading(ch -> ch.attr(PUSHES).get() == Boolean.FALSE, !allPaused);
+      // a connection that pushed first copies too follows them
+      c.setReading(
+          ch -> ch.attr(PUSHES_REPLICAS).get() != null && ch.attr(PUSHES_FOR).get() == null,
+          !allPaused);
       if (state != MemoryBudget.State.ACCEPTING) {
         long handed = flushLargest.applyAsLong(memory.excessOverResume());
         LOG.debug(

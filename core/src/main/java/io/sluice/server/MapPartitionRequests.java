@@ -99,7 +99,10 @@ final class MapPartitionRequests {
   }
 
   private MapPartitionFile existing(MapPartitionRef ref) {
-    ServerShuffle shuffle = shuffle(ref);
+    return existing(shuffle(ref), ref);
+  }
+
+  private static MapPartitionFile existing(ServerShuffle shuffle, MapPartitionRef ref) {
     checkRef(shuffle, ref);
     MapPartitionFile file = shuffle.mapPartition(ref.getMapIndex(), ref.getAttempt());
     if (file == null) {
@@ -178,7 +181,8 @@ final class MapPartitionRequests {
   Message regionData(Channel channel, RegionData h, Message request) {
     ByteBuf body = request.body();
     int bytes = body.readableBytes();
-    MapPartitionFile file = existing(h.getPartition());
+    ServerShuffle shuffle = shuffle(h.getPartition());
+    MapPartitionFile file = existing(shuffle, h.getPartition());
     if (!file.isNextFrame(h.getSequence())) {
       return Messages.error(
           h.getRequestId(),
@@ -217,10 +221,7 @@ final class MapPartitionRequests {
     file.append(h.getRegionIndex(), h.getSequence(), body);
     request.handOver();
     metrics.bytesPushed().mark(bytes);
-    ServerShuffle shuffle = registry.get(file.key().appId(), file.key().shuffleId());
-    if (shuffle != null) {
-      registry.countPushed(shuffle, bytes);
-    }
+    registry.countPushed(shuffle, bytes);
     if (h.getReplica()) {
       metrics.replicaBytesPushed().mark(bytes);
     }

@@ -510,17 +510,6 @@ public final class ServerShuffle {
     return n;
   }
 
-  /** Bytes its open splits buffer in memory, not yet handed to a flusher. */
-  public long pendingBytes() {
-    long bytes = 0;
-    for (ReducePartitionSplit s : splits.values()) {
-      if (!s.isCommitted()) {
-        bytes += s.pendingBytes();
-      }
-    }
-    return bytes;
-  }
-
   /** Bytes this shuffle holds on this server: accepted by its splits and map partitions. */
   public long storedBytes() {
     long bytes = 0;

@@ -47,9 +47,6 @@ public final class ShuffleRegistry {
     final LongAdder pushedBytes = new LongAdder();
     final LongAdder readBytes = new LongAdder();
 
-    /** Bytes pushed to its shuffles still registered: what counts against its stored limit. */
-    final LongAdder storedBytes = new LongAdder();
-
     /** Bytes of its pushes refused for its limit (sluice.app.maxStoredBytes). */
     final LongAdder refusedBytes = new LongAdder();
 
@@ -279,7 +276,6 @@ public final class ShuffleRegistry {
       return CompletableFuture.completedFuture(null);
     }
     state.shuffleRemoved(appId, shuffleId);
-    app.storedBytes.add(-shuffle.pushedBytes());
     LOG.info("Unregistered {}; deleting its files", shuffle);
     return shuffle.discard();
   }
@@ -537,7 +533,6 @@ public final class ShuffleRegistry {
     Application app = apps.get(shuffle.appId());
     if (app != null) {
       app.pushedBytes.add(bytes);
-      app.storedBytes.add(bytes);
     }
   }
 
@@ -548,7 +543,13 @@ public final class ShuffleRegistry {
    */
   public long storedBytes(String appId) {
     Application app = apps.get(appId);
-    return app == null ? 0 : app.storedBytes.sum();
+    long bytes = 0;
+    if (app != null) {
+      for (ServerShuffle s : app.shuffles.values()) {
+        bytes += s.pushedBytes();
+      }
+    }
+    return bytes;
   }
 
   /**
