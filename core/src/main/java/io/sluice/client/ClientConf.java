@@ -2,6 +2,7 @@ package io.sluice.client;
 
 import io.sluice.common.ConfigKey;
 import io.sluice.common.SluiceConf;
+import io.sluice.protocol.proto.RequestedLimits;
 import java.util.List;
 import java.util.Locale;
 
@@ -106,6 +107,37 @@ public final class ClientConf {
               + " server deletes the data when YARN reports that application finished; empty"
               + " means the YARN application of the coordinator's own container (its CONTAINER_ID),"
               + " or none outside YARN.");
+  public static final ConfigKey<Long> LIMIT_STORED_BYTES =
+      ConfigKey.bytes(
+          "sluice.client.limits.maxStoredBytes",
+          "0",
+          "Bytes of the application's shuffles each server may store for it, asked at every"
+              + " shuffle registration; a server holds the application to the lower of this and its"
+              + " own sluice.app.maxStoredBytes, and past it the application's tasks fail naming"
+              + " the setting. 0: the server's limit. Read by the coordinator (the Spark driver,"
+              + " Flink's shuffle master).");
+  public static final ConfigKey<Integer> LIMIT_OPEN_WRITERS =
+      ConfigKey.integer(
+          "sluice.client.limits.maxOpenWriters",
+          0,
+          "Splits and map partitions the application may write at once on each server, asked at"
+              + " registration; the server applies the lower of this and sluice.app.maxOpenWriters."
+              + " 0: the server's limit. Read by the coordinator.");
+  public static final ConfigKey<Integer> LIMIT_OPEN_STREAMS =
+      ConfigKey.integer(
+          "sluice.client.limits.maxOpenStreams",
+          0,
+          "Read streams the application may hold open on each server, asked at registration; the"
+              + " server applies the lower of this and sluice.app.maxOpenStreams. 0: the server's"
+              + " limit. Read by the coordinator.");
+  public static final ConfigKey<Integer> LIMIT_WEIGHT =
+      ConfigKey.integer(
+          "sluice.client.limits.weight",
+          1,
+          "The application's weight in a server's memory share under pressure, asked at"
+              + " registration: weight 2 may hold twice the memory of weight 1 before flow control"
+              + " pauses it first. Servers cap it at their sluice.app.maxWeight (1 unless the"
+              + " operator allows more). Read by the coordinator.");
   public static final ConfigKey<Integer> REPLICATION_FACTOR =
       ConfigKey.integer(
           "sluice.replication.factor",
@@ -142,6 +174,10 @@ public final class ClientConf {
           DISTRIBUTED_TIER,
           CLUSTER_APPLICATION_ID,
           REPLICATION_FACTOR,
+          LIMIT_STORED_BYTES,
+          LIMIT_OPEN_WRITERS,
+          LIMIT_OPEN_STREAMS,
+          LIMIT_WEIGHT,
           TOPOLOGY_SCRIPT,
           TOPOLOGY_TIMEOUT,
           PUSH_BUFFER_SIZE,
@@ -180,6 +216,7 @@ public final class ClientConf {
   private final int replicationFactor;
   private final boolean distributedTier;
   private final String clusterApplicationId;
+  private final RequestedLimits requestedLimits;
   private final String topologyScript;
   private final long topologyTimeoutMillis;
 
@@ -191,6 +228,7 @@ public final class ClientConf {
         clusterApp.isEmpty()
             ? YarnContainer.applicationId(System.getenv("CONTAINER_ID"))
             : clusterApp;
+    this.requestedLimits = requestedLimits(conf);
     this.topologyScript = conf.get(TOPOLOGY_SCRIPT).trim();
     this.topologyTimeoutMillis = conf.get(TOPOLOGY_TIMEOUT);
     if (topologyTimeoutMillis < 1) {
@@ -292,6 +330,37 @@ public final class ClientConf {
 
   public int replicationFactor() {
     return replicationFactor;
+  }
+
+  /** What the application asks each server to hold it to ({@code sluice.client.limits.*}). */
+  public RequestedLimits requestedLimits() {
+    return requestedLimits;
+  }
+
+  private static RequestedLimits requestedLimits(SluiceConf conf) {
+    long storedBytes = conf.get(LIMIT_STORED_BYTES);
+    if (storedBytes < 0) {
+      throw new IllegalArgumentException(LIMIT_STORED_BYTES + " must not be negative (0: none)");
+    }
+    int writers = conf.get(LIMIT_OPEN_WRITERS);
+    if (writers < 0) {
+      throw new IllegalArgumentException(LIMIT_OPEN_WRITERS + " must not be negative (0: none)");
+    }
+    int streams = conf.get(LIMIT_OPEN_STREAMS);
+    if (streams < 0) {
+      throw new IllegalArgumentException(LIMIT_OPEN_STREAMS + " must not be negative (0: none)");
+    }
+    int weight = conf.get(LIMIT_WEIGHT);
+    if (weight < 1 || weight > 1000) {
+      throw new IllegalArgumentException(
+          LIMIT_WEIGHT + " must be between 1 and 1000, got " + weight);
+    }
+    return RequestedLimits.newBuilder()
+        .setMaxStoredBytes(storedBytes)
+        .setMaxOpenWriters(writers)
+        .setMaxOpenStreams(streams)
+        .setWeight(weight)
+        .build();
   }
 
   /** The rack topology script, or {@code ""} when none is configured. */

@@ -20,39 +20,42 @@ public final class ServerRequests {
   /**
    * Registers a shuffle with its shape: the server refuses every later request of the shuffle that
    * names a map index at or above {@code numMaps} or a partition (subpartition, for map partitions)
-   * at or above {@code numPartitions}.
+   * at or above {@code numPartitions}. Without the application's settings: no distributed tier, the
+   * server's own limits.
    */
   public static LongFunction<Message> registerShuffle(
       String appId, int shuffleId, int numMaps, int numPartitions) {
-    return registerShuffle(appId, shuffleId, numMaps, numPartitions, false, "");
+    return registerShuffle(
+        RegisterShuffle.newBuilder()
+            .setAppId(appId)
+            .setShuffleId(shuffleId)
+            .setNumMaps(numMaps)
+            .setNumPartitions(numPartitions));
   }
 
   /**
-   * Like {@link #registerShuffle(String, int, int, int)}; with {@code distributedTier}, asks that
-   * every split of the shuffle go to the server's distributed tier at commit; {@code clusterAppId}
-   * names the resource manager's application this one runs in ({@code ""} for none), whose end a
-   * NodeManager's server takes as this application's.
+   * Like {@link #registerShuffle(String, int, int, int)}, with what the application's settings ask
+   * of the server: its distributed tier for every split ({@code sluice.shuffle.distributedTier}),
+   * the resource manager's application this one runs in (whose end a NodeManager's server takes as
+   * this application's), and its limits ({@code sluice.client.limits.*}).
    */
   public static LongFunction<Message> registerShuffle(
-      String appId,
-      int shuffleId,
-      int numMaps,
-      int numPartitions,
-      boolean distributedTier,
-      String clusterAppId) {
+      String appId, int shuffleId, int numMaps, int numPartitions, ClientConf conf) {
+    return registerShuffle(
+        RegisterShuffle.newBuilder()
+            .setAppId(appId)
+            .setShuffleId(shuffleId)
+            .setNumMaps(numMaps)
+            .setNumPartitions(numPartitions)
+            .setDistributedTier(conf.distributedTier())
+            .setClusterAppId(conf.clusterApplicationId())
+            .setLimits(conf.requestedLimits()));
+  }
+
+  private static LongFunction<Message> registerShuffle(RegisterShuffle.Builder registration) {
     return id ->
         Messages.request(
-            MessageType.REGISTER_SHUFFLE,
-            RegisterShuffle.newBuilder()
-                .setRequestId(id)
-                .setAppId(appId)
-                .setShuffleId(shuffleId)
-                .setNumMaps(numMaps)
-                .setNumPartitions(numPartitions)
-                .setDistributedTier(distributedTier)
-                .setClusterAppId(clusterAppId)
-                .build(),
-            id);
+            MessageType.REGISTER_SHUFFLE, registration.clone().setRequestId(id).build(), id);
   }
 
   /** Keeps the application's files on the server; one that stops sending it expires. */

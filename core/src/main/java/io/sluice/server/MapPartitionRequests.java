@@ -26,6 +26,7 @@ import io.sluice.server.read.MapReadStream;
 import io.sluice.server.read.MapStreams;
 import io.sluice.server.storage.CommittedMapPartition;
 import io.sluice.server.storage.MapPartitionFile;
+import io.sluice.server.storage.QuotaExceededException;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
 import io.sluice.server.storage.StorageUnavailableException;
@@ -153,6 +154,8 @@ final class MapPartitionRequests {
               ref.getMapIndex(), ref.getAttempt(), h.getNumSubpartitions(), h.getRegionIndex());
     } catch (StorageUnavailableException e) {
       return Messages.error(h.getRequestId(), Status.HARD_SPLIT, e.getMessage());
+    } catch (QuotaExceededException e) {
+      return Messages.error(h.getRequestId(), Status.QUOTA_EXCEEDED, e.getMessage());
     }
     if (!file.startRegion(h.getRegionIndex(), h.getNumSubpartitions(), h.getBroadcast())) {
       metrics.pushesCongested().mark();
@@ -193,8 +196,9 @@ final class MapPartitionRequests {
     if (overLimit != null) {
       return Messages.error(h.getRequestId(), Status.QUOTA_EXCEEDED, overLimit);
     }
-    if (request.reservedBytes() != bytes) {
-      // the frame arrived whole while the budget was full: the decoder could not reserve it
+    if (request.reservedBytes() != bytes || memory.congestFirst(file.key().appId())) {
+      // the frame arrived whole while the budget was full (the decoder could not reserve it), or
+      // the budget is nearly full and this application holds more than its share
       metrics.pushesCongested().mark();
       return Messages.error(
           h.getRequestId(),
@@ -312,6 +316,9 @@ final class MapPartitionRequests {
     if (error instanceof IllegalArgumentException) {
       metrics.badRequests().mark();
       return Messages.error(h.getRequestId(), Status.BAD_REQUEST, error.getMessage());
+    }
+    if (error instanceof QuotaExceededException) {
+      return Messages.error(h.getRequestId(), Status.QUOTA_EXCEEDED, error.getMessage());
     }
     if (error != null) {
       return Messages.error(

@@ -10,6 +10,7 @@ import io.sluice.protocol.proto.PushData;
 import io.sluice.protocol.proto.PushMerged;
 import io.sluice.protocol.proto.Status;
 import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.storage.QuotaExceededException;
 import io.sluice.server.storage.ReducePartitionSplit;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
@@ -219,8 +220,10 @@ final class PushIntake {
                 + " this server");
       }
     }
-    if (!reserved) {
-      // the body arrived whole while the budget was full: the decoder could not reserve it
+    if (!reserved || memory.congestFirst(shuffle.appId())) {
+      // the body arrived whole while the budget was full (the decoder could not reserve it), or
+      // the budget is nearly full and this application holds more than its share: the last of it
+      // goes to the others
       metrics.pushesCongested().mark();
       return new Outcome(
           Status.CONGESTED,
@@ -231,6 +234,8 @@ final class PushIntake {
       target = shuffle.splitForPush(partitionId, epoch);
     } catch (StorageUnavailableException e) {
       return new Outcome(Status.HARD_SPLIT, e.getMessage());
+    } catch (QuotaExceededException e) {
+      return new Outcome(Status.QUOTA_EXCEEDED, e.getMessage());
     }
     if (target == null) {
       return new Outcome(Status.STAGE_ENDED, shuffle + " is committed; no more pushes");

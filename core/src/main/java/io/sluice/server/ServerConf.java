@@ -193,7 +193,39 @@ public final class ServerConf {
           "0",
           "Most bytes of one application's registered shuffles this server stores, on disk or in"
               + " memory, replicas included; past it the application's pushes are refused"
-              + " QUOTA_EXCEEDED and its tasks fail naming this setting. 0: no limit.");
+              + " QUOTA_EXCEEDED and its tasks fail naming this setting. 0: no limit. An"
+              + " application may ask for less (sluice.client.limits.maxStoredBytes).");
+  public static final ConfigKey<Double> APP_MAX_DISK_SHARE =
+      ConfigKey.fraction(
+          "sluice.app.maxDiskShare",
+          1.0,
+          "Share of the data directories' file systems (their total size) one application's"
+              + " stored bytes may take; past it its pushes are refused QUOTA_EXCEEDED like"
+              + " sluice.app.maxStoredBytes. 1: no limit.");
+  public static final ConfigKey<Integer> APP_MAX_OPEN_WRITERS =
+      ConfigKey.integer(
+          "sluice.app.maxOpenWriters",
+          0,
+          "Splits and map partitions one application may write at once on this server; data that"
+              + " would open one more is refused QUOTA_EXCEEDED and its task fails naming this"
+              + " setting. 0: no limit (sluice.server.maxOpenWriters still bounds the server). An"
+              + " application may ask for less (sluice.client.limits.maxOpenWriters).");
+  public static final ConfigKey<Integer> APP_MAX_OPEN_STREAMS =
+      ConfigKey.integer(
+          "sluice.app.maxOpenStreams",
+          0,
+          "Read streams one application may hold open on this server, over all its connections;"
+              + " more are refused QUOTA_EXCEEDED and the reading task fails naming this setting."
+              + " 0: no limit. An application may ask for less"
+              + " (sluice.client.limits.maxOpenStreams).");
+  public static final ConfigKey<Integer> APP_MAX_WEIGHT =
+      ConfigKey.integer(
+          "sluice.app.maxWeight",
+          1,
+          "Largest weight an application may ask for (sluice.client.limits.weight) in the memory"
+              + " share flow control divides under pressure; an application of weight 2 may hold"
+              + " twice the share of one of weight 1 before it is paused first. 1: every"
+              + " application weighs the same.");
   public static final ConfigKey<Long> APP_EXPIRY_CHECK_INTERVAL =
       ConfigKey.millis(
           "sluice.app.expiryCheckInterval",
@@ -269,6 +301,10 @@ public final class ServerConf {
           COMMIT_FSYNC,
           APP_TIMEOUT,
           APP_MAX_STORED_BYTES,
+          APP_MAX_DISK_SHARE,
+          APP_MAX_OPEN_WRITERS,
+          APP_MAX_OPEN_STREAMS,
+          APP_MAX_WEIGHT,
           APP_EXPIRY_CHECK_INTERVAL,
           MAX_STREAMS_PER_CONNECTION,
           MAX_OPEN_WRITERS,
@@ -306,6 +342,10 @@ public final class ServerConf {
   private final boolean commitFsync;
   private final long appTimeoutMillis;
   private final long appMaxStoredBytes;
+  private final double appMaxDiskShare;
+  private final int appMaxOpenWriters;
+  private final int appMaxOpenStreams;
+  private final int appMaxWeight;
   private final long appExpiryCheckIntervalMillis;
   private final int maxStreamsPerConnection;
   private final int maxOpenWriters;
@@ -454,6 +494,30 @@ public final class ServerConf {
     this.writebackBytes = commitFsync ? writeback : 0;
     this.appTimeoutMillis = conf.get(APP_TIMEOUT);
     this.appMaxStoredBytes = conf.get(APP_MAX_STORED_BYTES);
+    if (appMaxStoredBytes < 0) {
+      throw new IllegalArgumentException(
+          APP_MAX_STORED_BYTES + " must not be negative (0: no limit)");
+    }
+    this.appMaxDiskShare = conf.get(APP_MAX_DISK_SHARE);
+    if (!(appMaxDiskShare > 0 && appMaxDiskShare <= 1)) {
+      throw new IllegalArgumentException(
+          APP_MAX_DISK_SHARE + " must be above 0 and at most 1, got " + appMaxDiskShare);
+    }
+    this.appMaxOpenWriters = conf.get(APP_MAX_OPEN_WRITERS);
+    if (appMaxOpenWriters < 0) {
+      throw new IllegalArgumentException(
+          APP_MAX_OPEN_WRITERS + " must not be negative (0: no limit)");
+    }
+    this.appMaxOpenStreams = conf.get(APP_MAX_OPEN_STREAMS);
+    if (appMaxOpenStreams < 0) {
+      throw new IllegalArgumentException(
+          APP_MAX_OPEN_STREAMS + " must not be negative (0: no limit)");
+    }
+    this.appMaxWeight = conf.get(APP_MAX_WEIGHT);
+    if (appMaxWeight < 1 || appMaxWeight > 1000) {
+      throw new IllegalArgumentException(
+          APP_MAX_WEIGHT + " must be between 1 and 1000, got " + appMaxWeight);
+    }
     this.appExpiryCheckIntervalMillis = conf.get(APP_EXPIRY_CHECK_INTERVAL);
     if (appExpiryCheckIntervalMillis < 1) {
       throw new IllegalArgumentException(APP_EXPIRY_CHECK_INTERVAL + " must be positive");
@@ -641,6 +705,22 @@ public final class ServerConf {
   /** Most bytes one application may store on this server; 0 for no limit. */
   public long appMaxStoredBytes() {
     return appMaxStoredBytes;
+  }
+
+  public double appMaxDiskShare() {
+    return appMaxDiskShare;
+  }
+
+  public int appMaxOpenWriters() {
+    return appMaxOpenWriters;
+  }
+
+  public int appMaxOpenStreams() {
+    return appMaxOpenStreams;
+  }
+
+  public int appMaxWeight() {
+    return appMaxWeight;
   }
 
   public long appExpiryCheckIntervalMillis() {

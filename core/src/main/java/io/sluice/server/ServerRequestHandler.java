@@ -45,6 +45,7 @@ import io.sluice.server.read.ReadStreams;
 import io.sluice.server.sort.MapRangeReads;
 import io.sluice.server.storage.CommittedSplitFile;
 import io.sluice.server.storage.InMemorySplit;
+import io.sluice.server.storage.QuotaExceededException;
 import io.sluice.server.storage.ServerDecommissionedException;
 import io.sluice.server.storage.ServerShuffle;
 import io.sluice.server.storage.ShuffleRegistry;
@@ -72,6 +73,7 @@ final class ServerRequestHandler implements RequestHandler {
   private final MapStreams mapStreams;
   private final MapPartitionRequests mapPartitions;
   private final ChunkReader chunkReader;
+  private final ApplicationLimits limits;
 
   ServerRequestHandler(
       ShuffleRegistry registry,
@@ -93,6 +95,7 @@ final class ServerRequestHandler implements RequestHandler {
     this.rangeReads = rangeReads;
     this.mapStreams = mapStreams;
     this.chunkReader = chunkReader;
+    this.limits = limits;
     this.mapPartitions =
         new MapPartitionRequests(
             registry,
@@ -115,6 +118,8 @@ final class ServerRequestHandler implements RequestHandler {
       response = Messages.error(id, e.status, e.getMessage());
     } catch (ServerDecommissionedException e) {
       response = Messages.error(id, Status.DECOMMISSIONING, e.getMessage());
+    } catch (QuotaExceededException e) {
+      response = Messages.error(id, Status.QUOTA_EXCEEDED, e.getMessage());
     } catch (IllegalArgumentException e) {
       metrics.badRequests().mark();
       response = Messages.error(id, Status.BAD_REQUEST, e.getMessage());
@@ -183,11 +188,20 @@ final class ServerRequestHandler implements RequestHandler {
       case REGISTER_SHUFFLE:
         {
           RegisterShuffle h = request.header(RegisterShuffle.class);
+          String badLimits = ApplicationLimits.requestProblem(h.getLimits());
+          if (badLimits != null) {
+            throw new IllegalArgumentException(
+                "cannot register "
+                    + Ids.shuffle(h.getAppId(), h.getShuffleId())
+                    + ": "
+                    + badLimits);
+          }
           ServerShuffle shuffle =
               registry.register(
                   Ids.checkAppId(h.getAppId()),
                   checkShuffleId(h.getShuffleId()),
                   ShuffleShape.of(h.getNumMaps(), h.getNumPartitions()));
+          limits.registered(h.getAppId(), h.getLimits());
           if (h.getDistributedTier()) {
             shuffle.sendEverySplitToDistributedTier();
           }
@@ -462,7 +476,13 @@ final class ServerRequestHandler implements RequestHandler {
       // the whole split in the answer: no stream to keep, fetch or close
       handle.setClosed(true);
     } else {
-      ReadStreams.Stream stream = streams.open(channel, file);
+      ReadStreams.Stream stream;
+      try {
+        stream = streams.open(channel, file);
+      } catch (QuotaExceededException e) {
+        // also reached from a sort's completion, off the request's thread: answered here
+        return Messages.error(h.getRequestId(), Status.QUOTA_EXCEEDED, e.getMessage());
+      }
       if (stream == null) {
         return Messages.error(
             h.getRequestId(),

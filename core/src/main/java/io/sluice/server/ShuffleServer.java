@@ -17,6 +17,7 @@ import io.sluice.server.metrics.PrometheusSource;
 import io.sluice.server.read.ChunkReader;
 import io.sluice.server.read.MapStreams;
 import io.sluice.server.read.ReadStreams;
+import io.sluice.server.read.StreamQuota;
 import io.sluice.server.sort.MapRangeReads;
 import io.sluice.server.state.ServerStateStore;
 import io.sluice.server.state.StateRecovery;
@@ -150,7 +151,10 @@ public final class ShuffleServer implements Closeable {
       dirs.close();
       throw e;
     }
-    this.streams = new ReadStreams(conf.maxStreamsPerConnection());
+    ApplicationLimits limits = new ApplicationLimits(registry, memory, conf, dirs.capacityBytes());
+    dirs.limitWriters(limits);
+    StreamQuota streamQuota = new StreamQuota(limits);
+    this.streams = new ReadStreams(conf.maxStreamsPerConnection(), streamQuota);
     this.advertisedHost = conf.advertisedHost();
     this.housekeeping =
         Executors.newSingleThreadScheduledExecutor(
@@ -166,6 +170,7 @@ public final class ShuffleServer implements Closeable {
         new MapStreams(
             dirs.all(),
             conf.maxStreamsPerConnection(),
+            streamQuota,
             streams::nextId,
             conf.mapReadBuffers(),
             conf.mapReadBufferSize(),
@@ -185,7 +190,7 @@ public final class ShuffleServer implements Closeable {
             conf.mapWriteCredits(),
             conf.integrity(),
             chunkReader,
-            new ApplicationLimits(registry, conf.appMaxStoredBytes()));
+            limits);
     try {
       this.transport =
           new TransportServer(

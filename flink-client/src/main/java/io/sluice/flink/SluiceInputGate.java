@@ -1,5 +1,6 @@
 package io.sluice.flink;
 
+import io.sluice.client.ApplicationLimitException;
 import io.sluice.client.ClientContext;
 import io.sluice.client.mappartition.MapPartitionReader;
 import io.sluice.client.mappartition.ReplicatedMapPartitionReader;
@@ -222,6 +223,9 @@ public final class SluiceInputGate extends IndexedInputGate {
         if (block != null) {
           return deliver(producer, block);
         }
+      } catch (ApplicationLimitException e) {
+        // the server holds the application to a limit: not lost, the task fails with it
+        throw e;
       } catch (IOException e) {
         throw lost(producer, e);
       }

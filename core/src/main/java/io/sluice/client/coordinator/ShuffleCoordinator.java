@@ -224,12 +224,7 @@ public final class ShuffleCoordinator implements Closeable {
               appId,
               s,
               ServerRequests.registerShuffle(
-                  appId,
-                  shuffleId,
-                  numMaps,
-                  numPartitions,
-                  context.conf().distributedTier(),
-                  context.conf().clusterApplicationId())));
+                  appId, shuffleId, numMaps, numPartitions, context.conf())));
     }
     long deadline =
         System.nanoTime()
@@ -302,13 +297,7 @@ public final class ShuffleCoordinator implements Closeable {
     context.call(
         appId,
         server,
-        ServerRequests.registerShuffle(
-            appId,
-            shuffleId,
-            numMaps,
-            numPartitions,
-            context.conf().distributedTier(),
-            context.conf().clusterApplicationId()));
+        ServerRequests.registerShuffle(appId, shuffleId, numMaps, numPartitions, context.conf()));
     registeredServers.add(server);
   }
 

@@ -206,7 +206,8 @@ public final class MapPartitionPlacement implements Closeable {
       context.call(
           appId,
           address(s),
-          ServerRequests.registerShuffle(appId, shuffleId, numMaps, numSubpartitions));
+          ServerRequests.registerShuffle(
+              appId, shuffleId, numMaps, numSubpartitions, context.conf()));
       used.add(s);
       return true;
     } catch (StatusException e) {

@@ -1,6 +1,7 @@
 package io.sluice.client.mappartition;
 
 import io.netty.buffer.ByteBuf;
+import io.sluice.client.ApplicationLimitException;
 import io.sluice.client.ClientContext;
 import io.sluice.network.Message;
 import io.sluice.network.TransportClient;
@@ -280,15 +281,17 @@ public final class MapPartitionReader implements Closeable {
     synchronized (this) {
       outstanding = Math.max(0, outstanding - 1);
       if (failure == null) {
+        String message =
+            "Reading "
+                + id
+                + " from Sluice server "
+                + ClientContext.format(server)
+                + " failed: "
+                + cause.getMessage();
         failure =
-            new IOException(
-                "Reading "
-                    + id
-                    + " from Sluice server "
-                    + ClientContext.format(server)
-                    + " failed: "
-                    + cause.getMessage(),
-                cause);
+            ApplicationLimitException.isQuotaAnswer(cause)
+                ? new ApplicationLimitException(message, cause)
+                : new IOException(message, cause);
       }
     }
     onAvailable.run();

@@ -1,6 +1,7 @@
 package io.sluice.client.read;
 
 import io.netty.buffer.ByteBuf;
+import io.sluice.client.ApplicationLimitException;
 import io.sluice.client.BatchCodec;
 import io.sluice.client.ChecksumBenchmarkSwitch;
 import io.sluice.client.ClientContext;
@@ -680,8 +681,11 @@ public final class PartitionReader implements Closeable {
     try {
       return future.get(context.networkConf().requestTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
-      throw new IOException(
-          what + " " + describe(split) + " failed: " + e.getCause().getMessage(), e.getCause());
+      String message = what + " " + describe(split) + " failed: " + e.getCause().getMessage();
+      if (ApplicationLimitException.isQuotaAnswer(e.getCause())) {
+        throw new ApplicationLimitException(message, e.getCause());
+      }
+      throw new IOException(message, e.getCause());
     } catch (TimeoutException e) {
       throw new IOException(what + " " + describe(split) + " timed out", e);
     } catch (InterruptedException e) {

@@ -1,12 +1,15 @@
 package io.sluice.server.memory;
 
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One application's part of the {@link MemoryBudget}: every byte the server holds for the
  * application's splits and map partitions, reserved and released through here, so that flow control
  * can tell which applications hold more than their share ({@link
- * MemoryBudget#applicationsOverShare}).
+ * MemoryBudget#applicationsOverShare}), weighted by the application's {@link #weight}. Since every
+ * split and map partition being written holds its application's account, the account also counts
+ * them ({@link #tryOpenWriter}), for {@code sluice.app.maxOpenWriters}.
  *
  * <p>A pushed body is reserved by the connection's decoder before the server knows whose it is; the
  * split that takes it {@link #adopt}s the reservation, which the budget already counts. What an
@@ -16,6 +19,8 @@ public final class MemoryAccount {
   private final MemoryBudget budget;
   private final String appId;
   private final AtomicLong held = new AtomicLong();
+  private final AtomicInteger openWriters = new AtomicInteger();
+  private volatile int weight = 1;
 
   MemoryAccount(MemoryBudget budget, String appId) {
     this.budget = budget;
@@ -64,6 +69,47 @@ public final class MemoryAccount {
   /** Bytes of the budget this application holds now. */
   public long held() {
     return held.get();
+  }
+
+  /** Its weight in the share of memory (1 unless the application asked for more and may). */
+  public int weight() {
+    return weight;
+  }
+
+  public void setWeight(int weight) {
+    if (weight < 1) {
+      throw new IllegalArgumentException("weight must be at least 1, got " + weight);
+    }
+    this.weight = weight;
+  }
+
+  /**
+   * Counts one more split or map partition being written for the application, unless it writes
+   * {@code max} already.
+   *
+   * @param max most writers at once; 0 for no limit
+   * @return false, counting nothing, when it writes {@code max} already
+   */
+  public boolean tryOpenWriter(int max) {
+    while (true) {
+      int open = openWriters.get();
+      if (max > 0 && open >= max) {
+        return false;
+      }
+      if (openWriters.compareAndSet(open, open + 1)) {
+        return true;
+      }
+    }
+  }
+
+  /** A writer counted by {@link #tryOpenWriter} is committed or dropped. */
+  public void writerClosed() {
+    openWriters.decrementAndGet();
+  }
+
+  /** Splits and map partitions being written for the application now. */
+  public int openWriters() {
+    return openWriters.get();
   }
 
   @Override

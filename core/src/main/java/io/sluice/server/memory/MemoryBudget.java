@@ -178,9 +178,9 @@ public final class MemoryBudget implements InboundMemory {
 
   /**
    * The applications to pause while pushes are paused ({@link State#PUSH_PAUSED}): those holding
-   * more than their share of the resume mark, which is divided equally among the applications
-   * holding memory now (after what no application holds: bodies still arriving, read buffers). The
-   * others keep pushing (up to the replica watermark, where everyone pauses), so a writer that
+   * more than their share of the resume mark, which is divided among the applications holding
+   * memory now by weight (after what no application holds: bodies still arriving, read buffers).
+   * The others keep pushing (up to the replica watermark, where everyone pauses), so a writer that
    * fills the budget pauses itself and not its neighbours. With one application holding memory, it
    * is over its share whenever pushes are paused: the budget-wide pause. Empty while accepting.
    */
@@ -192,24 +192,68 @@ public final class MemoryBudget implements InboundMemory {
       }
       total = held;
     }
+    Set<String> over = new HashSet<>();
+    Shares shares = shares(total);
+    for (MemoryAccount account : accounts.values()) {
+      if (shares.over(account)) {
+        over.add(account.appId());
+      }
+    }
+    return over;
+  }
+
+  /**
+   * Whether a body of application {@code appId}, already reserved, is to be refused CONGESTED to
+   * leave the last of the budget to others: true only at the replica watermark (where every
+   * connection is paused and only bodies already sent arrive), while another application holds
+   * memory too and this one holds more than its share. The heaviest are refused first; a lone
+   * writer is never refused what fits.
+   */
+  public boolean congestFirst(String appId) {
+    long total;
+    synchronized (this) {
+      if (state != State.ALL_PAUSED) {
+        return false;
+      }
+      total = held;
+    }
+    MemoryAccount account = accounts.get(appId);
+    if (account == null) {
+      return false;
+    }
+    Shares shares = shares(total);
+    return shares.holding > 1 && shares.over(account);
+  }
+
+  /** Each holding application's share of the resume mark, per unit of weight. */
+  private Shares shares(long total) {
     int holding = 0;
+    long weights = 0;
     long attributed = 0;
     for (MemoryAccount account : accounts.values()) {
       long bytes = account.held();
       if (bytes > 0) {
         holding++;
+        weights += account.weight();
         attributed += bytes;
       }
     }
     long unattributed = Math.max(0, total - attributed);
-    long share = Math.max(0, resumeAt - unattributed) / Math.max(1, holding);
-    Set<String> over = new HashSet<>();
-    for (MemoryAccount account : accounts.values()) {
-      if (account.held() > share) {
-        over.add(account.appId());
-      }
+    return new Shares(holding, Math.max(0, resumeAt - unattributed) / Math.max(1, weights));
+  }
+
+  private static final class Shares {
+    final int holding;
+    final long perWeight;
+
+    Shares(int holding, long perWeight) {
+      this.holding = holding;
+      this.perWeight = perWeight;
     }
-    return over;
+
+    boolean over(MemoryAccount account) {
+      return account.held() > perWeight * account.weight();
+    }
   }
 
   /** Bytes to flush to get back to the resume mark (0 when below it). */

@@ -14,10 +14,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayDeque;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -48,8 +44,8 @@ import java.util.concurrent.TimeUnit;
 public final class ChunkReader implements Closeable {
   private final ThreadPoolExecutor executor;
 
-  /** The applications with requests waiting, in turn order, each with its own; guarded by this. */
-  private final Map<String, Queue<Runnable>> waiting = new LinkedHashMap<>();
+  /** Requests waiting, per application in turn; guarded by this. */
+  private final ApplicationTurns<Runnable> waiting = new ApplicationTurns<>(ArrayDeque::new);
 
   public ChunkReader(int threads) {
     this(
@@ -98,7 +94,7 @@ public final class ChunkReader implements Closeable {
   /** Queues {@code task} in its application's turn; fails {@code result} when stopping. */
   private void submit(String appId, Runnable task, CompletableFuture<?> result) {
     synchronized (this) {
-      waiting.computeIfAbsent(appId, id -> new ArrayDeque<>()).add(task);
+      waiting.add(appId, task);
     }
     try {
       executor.execute(this::runNextTurn);
@@ -115,16 +111,10 @@ public final class ChunkReader implements Closeable {
   private void runNextTurn() {
     Runnable task;
     synchronized (this) {
-      Iterator<Map.Entry<String, Queue<Runnable>>> turns = waiting.entrySet().iterator();
-      if (!turns.hasNext()) {
-        return;
-      }
-      Map.Entry<String, Queue<Runnable>> turn = turns.next();
-      turns.remove();
-      task = turn.getValue().poll();
-      if (!turn.getValue().isEmpty()) {
-        waiting.put(turn.getKey(), turn.getValue());
-      }
+      task = waiting.poll();
+    }
+    if (task == null) {
+      return;
     }
     task.run();
   }

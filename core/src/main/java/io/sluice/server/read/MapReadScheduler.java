@@ -22,10 +22,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The IO scheduler of one data directory for map partition reads. Every credit a reader grants
- * waits here; one thread serves them, always the pending read with the smallest (file, offset),
- * with a bounded pool of read buffers. So many consumers of one map file, each reading its own
- * subpartitions, turn into one near-sequential sweep through the file instead of random reads. Each
- * read buffer is reserved in the server's memory budget until its response is written.
+ * waits here; one thread serves them with a bounded pool of read buffers. Within an application it
+ * serves the pending read with the smallest (file, offset), so many consumers of one map file, each
+ * reading its own subpartitions, turn into one near-sequential sweep through the file instead of
+ * random reads. Between applications it takes turns, one read each, so a large job's sweep does not
+ * hold the disk while a small job's consumers wait. Each read buffer is reserved in the server's
+ * memory budget until its response is written.
  */
 public final class MapReadScheduler implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(MapReadScheduler.class);
@@ -47,7 +49,8 @@ public final class MapReadScheduler implements Closeable {
   private volatile ReadObserver observer = (file, offset, length) -> {};
 
   // guarded by this
-  private final PriorityQueue<MapReadStream> ready = new PriorityQueue<>(ORDER);
+  private final ApplicationTurns<MapReadStream> ready =
+      new ApplicationTurns<>(() -> new PriorityQueue<>(ORDER));
   private int buffersInUse;
   private boolean closed;
   private MapReadStream serving;
@@ -105,7 +108,7 @@ public final class MapReadScheduler implements Closeable {
   /** Credits waiting to be served. */
   public synchronized int waitingCredits() {
     int n = 0;
-    for (MapReadStream s : ready) {
+    for (MapReadStream s : ready.all()) {
       n += s.credits.size();
     }
     return n;
@@ -135,7 +138,7 @@ public final class MapReadScheduler implements Closeable {
     stream.credits.add(requestId);
     if (!stream.queued && serving != stream) {
       stream.queued = true;
-      ready.add(stream);
+      ready.add(appOf(stream), stream);
       notifyAll();
     }
   }
@@ -145,7 +148,7 @@ public final class MapReadScheduler implements Closeable {
     stream.closed = true;
     stream.credits.clear();
     if (stream.queued) {
-      ready.remove(stream);
+      ready.remove(appOf(stream), stream);
       stream.queued = false;
     }
   }
@@ -266,9 +269,13 @@ public final class MapReadScheduler implements Closeable {
       serving = null;
       if (!s.closed && !s.credits.isEmpty() && !s.queued) {
         s.queued = true;
-        ready.add(s);
+        ready.add(appOf(s), s);
       }
     }
+  }
+
+  private static String appOf(MapReadStream s) {
+    return s.file().key().appId();
   }
 
   /** Waits until the memory budget has room for one buffer; reads free memory quickly. */

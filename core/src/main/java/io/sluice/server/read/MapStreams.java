@@ -23,10 +23,12 @@ import java.util.function.ObjLongConsumer;
 /**
  * Open map partition read streams and the IO schedulers (one per data directory) that serve their
  * credits. Streams close when the reader closes them or its connection closes; at most {@code
- * maxPerConnection} per connection. Thread safe.
+ * maxPerConnection} per connection, and as many per application as its {@link StreamQuota} allows.
+ * Thread safe.
  */
 public final class MapStreams implements Closeable {
   private final int maxPerConnection;
+  private final StreamQuota quota;
   private final LongSupplier ids;
   private final Map<DataDirectory, MapReadScheduler> schedulers = new HashMap<>();
   private final Map<Long, MapReadStream> streams = new ConcurrentHashMap<>();
@@ -42,6 +44,7 @@ public final class MapStreams implements Closeable {
   public MapStreams(
       List<DataDirectory> dirs,
       int maxPerConnection,
+      StreamQuota quota,
       LongSupplier ids,
       int buffersPerDirectory,
       int bufferSize,
@@ -49,6 +52,7 @@ public final class MapStreams implements Closeable {
       ServerMetrics metrics,
       ObjLongConsumer<String> readCounter) {
     this.maxPerConnection = maxPerConnection;
+    this.quota = quota;
     this.ids = ids;
     int i = 0;
     for (DataDirectory d : dirs) {
@@ -76,6 +80,8 @@ public final class MapStreams implements Closeable {
    *
    * @throws IllegalArgumentException naming the partition when the range is not in it
    * @throws IOException when its index cannot be read (for example it was released)
+   * @throws io.sluice.server.storage.QuotaExceededException when the partition's application holds
+   *     as many streams as it may
    */
   public MapReadStream open(Channel channel, CommittedMapPartition file, int start, int end)
       throws IOException {
@@ -86,9 +92,16 @@ public final class MapStreams implements Closeable {
     if (open.size() >= maxPerConnection) {
       return null;
     }
-    MapReadStream s =
-        new MapReadStream(
-            ids.getAsLong(), channel, file, start, end, scheduler(file.directory()).bufferSize());
+    quota.opened(file.key().appId(), file.key().toString());
+    MapReadStream s;
+    try {
+      s =
+          new MapReadStream(
+              ids.getAsLong(), channel, file, start, end, scheduler(file.directory()).bufferSize());
+    } catch (IOException | RuntimeException e) {
+      quota.closed(file.key().appId());
+      throw e;
+    }
     streams.put(s.id(), s);
     open.add(s.id());
     if (!channel.isActive()) {
@@ -169,7 +182,9 @@ public final class MapStreams implements Closeable {
   }
 
   private void closeStream(MapReadStream s) {
-    streams.remove(s.id());
+    if (streams.remove(s.id()) != null) {
+      quota.closed(s.file().key().appId());
+    }
     scheduler(s.file().directory()).close(s);
   }
 

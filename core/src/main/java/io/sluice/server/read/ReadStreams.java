@@ -10,16 +10,19 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Open read streams: a stream is a committed split opened by one connection, read chunk by chunk.
  * Streams close when the reader closes them or its connection closes. At most {@code
- * maxPerConnection} per connection. Thread safe.
+ * maxPerConnection} per connection, and as many per application as its {@link StreamQuota} allows.
+ * Thread safe.
  */
 public final class ReadStreams {
   private final int maxPerConnection;
+  private final StreamQuota quota;
   private final AtomicLong nextId = new AtomicLong();
   private final Map<Long, Stream> streams = new ConcurrentHashMap<>();
   private final Map<Channel, Set<Long>> byChannel = new ConcurrentHashMap<>();
 
-  public ReadStreams(int maxPerConnection) {
+  public ReadStreams(int maxPerConnection, StreamQuota quota) {
     this.maxPerConnection = maxPerConnection;
+    this.quota = quota;
   }
 
   /** An open stream. */
@@ -48,6 +51,9 @@ public final class ReadStreams {
    * opened as its connection closes (an open answered after a sort, on another thread) is closed
    * here, never left behind: it is registered first, then the connection checked, while {@link
    * #closeAll} runs only once the connection is inactive, so one of the two removes it.
+   *
+   * @throws io.sluice.server.storage.QuotaExceededException when the file's application holds as
+   *     many streams as it may
    */
   public Stream open(Channel channel, CommittedSplitFile file) {
     if (!channel.isActive()) {
@@ -57,6 +63,7 @@ public final class ReadStreams {
     if (ids.size() >= maxPerConnection) {
       return null;
     }
+    quota.opened(file.key().appId(), file.key().toString());
     long id = nextId();
     Stream s = new Stream(id, channel, file);
     streams.put(id, s);
@@ -87,7 +94,7 @@ public final class ReadStreams {
     if (s == null) {
       return false;
     }
-    streams.remove(id);
+    remove(id);
     Set<Long> ids = byChannel.get(channel);
     if (ids != null) {
       ids.remove(id);
@@ -100,8 +107,15 @@ public final class ReadStreams {
     Set<Long> ids = byChannel.remove(channel);
     if (ids != null) {
       for (Long id : ids) {
-        streams.remove(id);
+        remove(id);
       }
+    }
+  }
+
+  private void remove(long id) {
+    Stream s = streams.remove(id);
+    if (s != null) {
+      quota.closed(s.file.key().appId());
     }
   }
 

@@ -4,8 +4,10 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sluice.protocol.MapPartitionId;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ServerMetrics;
+import io.sluice.server.memory.MemoryAccount;
 import io.sluice.server.memory.MemoryBudget;
 import java.io.IOException;
+import java.nio.file.FileStore;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -14,6 +16,7 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -34,6 +37,7 @@ import org.slf4j.LoggerFactory;
  * moved to a healthy one (their acknowledged data with them) and answer HARD_SPLIT from then on.
  */
 public final class DataDirectories implements AutoCloseable {
+  private volatile ApplicationQuota quota = ApplicationQuota.NONE;
   private static final Logger LOG = LoggerFactory.getLogger(DataDirectories.class);
 
   /** {@code <partition>-<epoch>.data}, optionally {@code .inprogress}: files this server wrote. */
@@ -186,20 +190,50 @@ public final class DataDirectories implements AutoCloseable {
   }
 
   /**
+   * Total size of the file systems the data directories are on, each counted once (what {@code
+   * sluice.app.maxDiskShare} is a share of); 0 when none can be read.
+   */
+  public long capacityBytes() {
+    Set<FileStore> stores = new HashSet<>();
+    long total = 0;
+    for (DataDirectory d : dirs) {
+      try {
+        FileStore store = Files.getFileStore(d.root());
+        if (stores.add(store)) {
+          total += store.getTotalSpace();
+        }
+      } catch (IOException e) {
+        LOG.warn("Cannot read the size of the file system of {}: {}", d.root(), e.toString());
+      }
+    }
+    return total;
+  }
+
+  /**
+   * Asks {@code quota} how many writers each application may have open before opening one (set
+   * once, before the server serves).
+   */
+  public void limitWriters(ApplicationQuota quota) {
+    this.quota = quota;
+  }
+
+  /**
    * A new split on the least busy healthy directory (ties broken round robin).
    *
-   * @throws StorageUnavailableException when every directory is failed or full
-   */
-  /**
-   * A new split.
-   *
-   * @throws StorageUnavailableException when {@code sluice.server.maxOpenWriters} splits and map
-   *     partitions are being written already (the push goes elsewhere, HARD_SPLIT)
+   * @throws StorageUnavailableException when every directory is failed or full, or when {@code
+   *     sluice.server.maxOpenWriters} splits and map partitions are being written already (the push
+   *     goes elsewhere, HARD_SPLIT)
+   * @throws QuotaExceededException when the application writes as many as it may already
    */
   public ReducePartitionSplit newSplit(SplitKey key) {
     checkWriterRoom(key.toString());
-    return new ReducePartitionSplit(
-        key, pickFor(key), this, memory.account(key.appId()), metrics, conf);
+    MemoryAccount account = openWriter(key.appId(), key.toString());
+    try {
+      return new ReducePartitionSplit(key, pickFor(key), this, account, metrics, conf);
+    } catch (RuntimeException e) {
+      account.writerClosed();
+      throw e;
+    }
   }
 
   private void checkWriterRoom(String what) {
@@ -217,27 +251,40 @@ public final class DataDirectories implements AutoCloseable {
     }
   }
 
+  /** Counts a new writer, {@code what}, in its application's account, within its limit. */
+  private MemoryAccount openWriter(String appId, String what) {
+    MemoryAccount account = memory.account(appId);
+    int max = quota.maxOpenWriters(appId);
+    if (!account.tryOpenWriter(max)) {
+      throw new QuotaExceededException(quota.openWritersRefusal(appId, max, what));
+    }
+    return account;
+  }
+
   /** A map partition created by {@link #newMapPartition} is committed or dropped. */
-  void mapPartitionWritten() {
+  void mapPartitionWritten(MemoryAccount account) {
     openMapPartitions.decrementAndGet();
+    account.writerClosed();
   }
 
   /**
    * A new map partition on the least busy healthy directory.
    *
    * @throws StorageUnavailableException when every directory is failed or full
+   * @throws QuotaExceededException when the application writes as many as it may already
    */
   MapPartitionFile newMapPartition(MapPartitionId key, int numSubpartitions) {
     checkWriterRoom(key.toString());
-    MapPartitionFile file =
-        new MapPartitionFile(
-            key,
-            numSubpartitions,
-            pickFor(key),
-            this,
-            memory.account(key.appId()),
-            metrics,
-            conf.commitFsync());
+    MemoryAccount account = openWriter(key.appId(), key.toString());
+    MapPartitionFile file;
+    try {
+      file =
+          new MapPartitionFile(
+              key, numSubpartitions, pickFor(key), this, account, metrics, conf.commitFsync());
+    } catch (RuntimeException e) {
+      account.writerClosed();
+      throw e;
+    }
     openMapPartitions.incrementAndGet();
     return file;
   }

@@ -456,7 +456,7 @@ public final class MapPartitionFile {
       state = State.COMMITTED;
       committed = c;
     }
-    dirs.mapPartitionWritten();
+    dirs.mapPartitionWritten(memory);
     return c;
   }
 
@@ -578,7 +578,7 @@ public final class MapPartitionFile {
         return CompletableFuture.completedFuture(null);
       }
       if (state != State.COMMITTED) {
-        dirs.mapPartitionWritten(); // it was being written: one writer less
+        dirs.mapPartitionWritten(memory); // it was being written: one writer less
       }
       state = State.DISCARDED;
       releaseOpenRegion();

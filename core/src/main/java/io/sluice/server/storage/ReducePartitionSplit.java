@@ -608,6 +608,7 @@ public final class ReducePartitionSplit {
   private void closed(DataDirectory d) {
     if (d.activeSplitSet().remove(this)) {
       metrics.activeSplits().dec();
+      memory.writerClosed();
     }
   }
 

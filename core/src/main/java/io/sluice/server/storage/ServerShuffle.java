@@ -62,6 +62,8 @@ public final class ServerShuffle {
   /** Bytes its splits and map partitions took, replicas included (see ShuffleRegistry). */
   private final LongAdder pushedBytes = new LongAdder();
 
+  private final LongAdder restoredBytes = new LongAdder();
+
   /** The application asked that every split go to the distributed tier (see DataDirectories). */
   private volatile boolean everySplitToDistributedTier;
 
@@ -104,6 +106,15 @@ public final class ServerShuffle {
   /** Bytes pushed to this shuffle that its splits or map partitions took. */
   public long pushedBytes() {
     return pushedBytes.sum();
+  }
+
+  /**
+   * Bytes this server stores for the shuffle as its application's limits count them (a cheap sum,
+   * read on every push while sluice.app.maxStoredBytes is set): what was pushed since the server
+   * started, and the committed files it restored at start.
+   */
+  public long countedBytes() {
+    return pushedBytes.sum() + restoredBytes.sum();
   }
 
   void countPushed(long bytes) {
@@ -224,6 +235,7 @@ public final class ServerShuffle {
       throw new IllegalArgumentException(key + " does not belong to " + this);
     }
     mapPartitions.put(splitId(key.mapIndex(), key.attempt()), dirs.restoredMapPartition(committed));
+    restoredBytes.add(committed.length());
   }
 
   /** A map partition of this shuffle, or null. */
@@ -263,6 +275,7 @@ public final class ServerShuffle {
     restored.put(
         splitId(key.partitionId(), key.epoch()),
         new CommittedSplitFile(key, path, length, chunkOffsets, mapIndexes, remotePath));
+    restoredBytes.add(length);
   }
 
   /** Restart: the stage commit had finished; it completes again with the restored splits. */

@@ -4,6 +4,7 @@ import io.sluice.common.Clock;
 import io.sluice.common.Ids;
 import io.sluice.protocol.proto.MapPartitionRef;
 import io.sluice.protocol.proto.ReportChecksumFailure;
+import io.sluice.protocol.proto.RequestedLimits;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.ArrayList;
@@ -55,6 +56,9 @@ public final class ShuffleRegistry {
      * null without authentication.
      */
     volatile byte[] authKey;
+
+    /** The limits it asked for at its latest registration (sluice.client.limits.*). */
+    volatile RequestedLimits requestedLimits = RequestedLimits.getDefaultInstance();
 
     /** The resource manager's application it runs in (YARN's application_...), or "". */
     volatile String clusterAppId = "";
@@ -537,19 +541,38 @@ public final class ShuffleRegistry {
   }
 
   /**
-   * Bytes pushed to the shuffles of {@code appId} still registered here (0 for an unknown
-   * application): what its limit, sluice.app.maxStoredBytes, counts. Data restored after a restart
-   * is not counted.
+   * Bytes of the shuffles of {@code appId} still registered here ({@link
+   * ServerShuffle#countedBytes}; 0 for an unknown application): what its stored-bytes limit counts.
    */
   public long storedBytes(String appId) {
     Application app = apps.get(appId);
     long bytes = 0;
     if (app != null) {
       for (ServerShuffle s : app.shuffles.values()) {
-        bytes += s.pushedBytes();
+        bytes += s.countedBytes();
       }
     }
     return bytes;
+  }
+
+  /**
+   * Keeps the limits application {@code appId} asked for at its latest registration (nothing for an
+   * unknown application).
+   */
+  public void requestLimits(String appId, RequestedLimits limits) {
+    Application app = apps.get(appId);
+    if (app != null) {
+      app.requestedLimits = limits;
+    }
+  }
+
+  /**
+   * The limits application {@code appId} asked for at its latest registration; none (the default
+   * instance) for an unknown application or one restored after a restart and not registered since.
+   */
+  public RequestedLimits requestedLimits(String appId) {
+    Application app = apps.get(appId);
+    return app == null ? RequestedLimits.getDefaultInstance() : app.requestedLimits;
   }
 
   /**

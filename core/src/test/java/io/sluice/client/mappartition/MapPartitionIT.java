@@ -253,6 +253,101 @@ class MapPartitionIT {
         .isEqualTo(server().metrics().mapReads().getCount());
   }
 
+  /**
+   * Writes one map partition of {@code subs} subpartitions, {@code regions} regions, 2500 B each.
+   */
+  private CommittedMapPartition writePartition(
+      MapPartitionId id, InetSocketAddress at, int subs, int regions) throws Exception {
+    try (MapPartitionWriter w =
+        MapPartitionWriter.open(
+            cluster.context(), id, at.getHostString(), at.getPort(), subs, BLOCK)) {
+      for (int r = 0; r < regions; r++) {
+        w.startRegion(false);
+        for (int s = 0; s < subs; s++) {
+          w.write(s, ByteBuffer.wrap(bytes(r, s, 2500)));
+        }
+        w.finishRegion();
+      }
+      w.commit();
+    }
+    return server()
+        .registry()
+        .get(id.appId(), id.shuffleId())
+        .mapPartition(id.mapIndex(), id.attempt())
+        .committed();
+  }
+
+  @Test
+  void aSmallJobsReadTakesItsTurnBesideALargeJobsSweep() throws Exception {
+    InetSocketAddress at = placement.place(1, 1, 8).get();
+    MapPartitionId large = new MapPartitionId(APP, 1, 0, 0);
+    CommittedMapPartition largeFile = writePartition(large, at, 8, 4);
+    // the small job's partition, written after the large one's (later in the sweep), on the same
+    // data directory (the server has two; new partitions go to the less busy one)
+    String smallApp = "app-small";
+    MapPartitionId small = null;
+    // not closed here: closing unregisters the application (placement.close() ends the rest)
+    MapPartitionPlacement smallPlacement =
+        new MapPartitionPlacement(cluster.context(), smallApp, servers(), lost::add);
+    smallPlacement.place(1, 4, 1).get();
+    for (int map = 0; map < 4 && small == null; map++) {
+      MapPartitionId candidate = new MapPartitionId(smallApp, 1, map, 0);
+      if (writePartition(candidate, at, 1, 1).directory() == largeFile.directory()) {
+        small = candidate;
+      }
+    }
+    assertThat(small).as("a small partition on the large one's directory").isNotNull();
+    MapReadScheduler scheduler = server().mapStreams().scheduler(largeFile.directory());
+    List<String> order = Collections.synchronizedList(new ArrayList<>());
+    scheduler.setObserver((f, offset, length) -> order.add(f.key().appId()));
+    scheduler.pause();
+    List<MapPartitionReader> readers = new ArrayList<>();
+    List<Semaphore> signals = new ArrayList<>();
+    try {
+      for (int s = 0; s < 8; s++) {
+        Semaphore signal = new Semaphore(0);
+        signals.add(signal);
+        readers.add(
+            MapPartitionReader.open(
+                cluster.context(), large, at.getHostString(), at.getPort(), s, s, signal::release));
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (scheduler.waitingCredits() < 8 * 5 && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      Semaphore smallSignal = new Semaphore(0);
+      signals.add(smallSignal);
+      readers.add(
+          MapPartitionReader.open(
+              cluster.context(),
+              small,
+              at.getHostString(),
+              at.getPort(),
+              0,
+              0,
+              smallSignal::release));
+      while (scheduler.waitingCredits() < 8 * 5 + 2 && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertThat(scheduler.waitingCredits()).isEqualTo(8 * 5 + 2);
+      scheduler.resume();
+      for (int i = 0; i < readers.size(); i++) {
+        drain(readers.get(i), signals.get(i));
+      }
+    } finally {
+      scheduler.resume();
+      scheduler.setObserver((f, offset, length) -> {});
+      for (MapPartitionReader r : readers) {
+        r.close();
+      }
+    }
+    smallPlacement.close();
+    assertThat(order).hasSize(8 * 4 + 1);
+    assertThat(order.indexOf(smallApp))
+        .as("the small job's one read waits one read of the large job's 32, not all of them")
+        .isLessThanOrEqualTo(1);
+  }
+
   @Test
   void theServerAnnouncesItsBacklogAndSendsOneBufferPerCredit() throws Exception {
     InetSocketAddress at = placement.place(4, 16, 16).get();

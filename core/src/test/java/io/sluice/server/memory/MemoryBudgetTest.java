@@ -70,4 +70,55 @@ class MemoryBudgetTest {
     m.tryReserve(10);
     assertThatThrownBy(() -> m.release(11)).hasMessageContaining("accounting broken");
   }
+
+  @Test
+  void theShareIsDividedByWeight() {
+    // resume mark 500, divided among two applications of weights 3 and 1: 375 and 125
+    MemoryBudget m = budget();
+    MemoryAccount heavy = m.account("app-heavy");
+    MemoryAccount light = m.account("app-light");
+    heavy.setWeight(3);
+    assertThat(heavy.tryReserve(350)).isTrue();
+    assertThat(light.tryReserve(460)).isTrue();
+    assertThat(m.state()).isEqualTo(MemoryBudget.State.PUSH_PAUSED);
+    assertThat(m.applicationsOverShare())
+        .as("350 is under 3/4 of 500; 460 is over 1/4 of it")
+        .containsExactly("app-light");
+
+    heavy.setWeight(1);
+    assertThat(m.applicationsOverShare())
+        .as("equal weights: 250 each, both hold more")
+        .containsExactlyInAnyOrder("app-heavy", "app-light");
+  }
+
+  @Test
+  void atTheReplicaMarkOnlyTheHeaviestAreRefusedWhatFits() {
+    MemoryBudget m = budget();
+    MemoryAccount heavy = m.account("app-heavy");
+    MemoryAccount light = m.account("app-light");
+    assertThat(heavy.tryReserve(800)).isTrue();
+    assertThat(m.congestFirst("app-heavy")).as("below the replica mark").isFalse();
+    assertThat(light.tryReserve(100)).isTrue();
+    assertThat(m.state()).isEqualTo(MemoryBudget.State.ALL_PAUSED);
+    assertThat(m.congestFirst("app-heavy")).as("800 of a 250 share").isTrue();
+    assertThat(m.congestFirst("app-light")).as("100 of a 250 share").isFalse();
+
+    light.release(100);
+    assertThat(m.congestFirst("app-heavy"))
+        .as("a lone writer is never refused what fits")
+        .isFalse();
+  }
+
+  @Test
+  void anAccountCountsItsWritersWithinALimit() {
+    MemoryAccount account = budget().account("app-1");
+    assertThat(account.tryOpenWriter(2)).isTrue();
+    assertThat(account.tryOpenWriter(2)).isTrue();
+    assertThat(account.tryOpenWriter(2)).isFalse();
+    assertThat(account.openWriters()).isEqualTo(2);
+    account.writerClosed();
+    assertThat(account.tryOpenWriter(2)).isTrue();
+    assertThat(account.tryOpenWriter(0)).as("0: no limit").isTrue();
+    assertThat(account.openWriters()).isEqualTo(3);
+  }
 }

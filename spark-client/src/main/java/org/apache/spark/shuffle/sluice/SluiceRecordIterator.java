@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.sluice;
 
+import io.sluice.client.ApplicationLimitException;
 import io.sluice.client.ClientContext;
 import io.sluice.client.coordinator.CoordinatorClient;
 import io.sluice.client.read.PartitionReader;
@@ -175,6 +176,10 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
       long start = System.nanoTime();
       try {
         batch = reader.next();
+      } catch (ApplicationLimitException e) {
+        // the server holds the application to a limit: rerunning the maps would not help
+        close();
+        throw new IllegalStateException(e.getMessage(), e);
       } catch (IOException e) {
         throw fetchFailed(e);
       } finally {
