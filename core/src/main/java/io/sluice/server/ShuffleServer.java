@@ -62,6 +62,7 @@ public final class ShuffleServer implements Closeable {
   private final StateRecovery.Summary recovery;
   private final ShuffleRegistry registry;
   private final ReadStreams streams;
+  private final StreamQuota streamQuota;
   private final MapRangeReads rangeReads;
   private final ChunkReader chunkReader;
   private final MapStreams mapStreams;
@@ -153,7 +154,7 @@ public final class ShuffleServer implements Closeable {
     }
     ApplicationLimits limits = new ApplicationLimits(registry, memory, conf, dirs.capacityBytes());
     dirs.limitWriters(limits);
-    StreamQuota streamQuota = new StreamQuota(limits);
+    this.streamQuota = new StreamQuota(limits);
     this.streams = new ReadStreams(conf.maxStreamsPerConnection(), streamQuota);
     this.advertisedHost = conf.advertisedHost();
     this.housekeeping =
@@ -341,6 +342,11 @@ public final class ShuffleServer implements Closeable {
 
   public DataDirectories dataDirectories() {
     return dirs;
+  }
+
+  /** Read streams open per application. */
+  public StreamQuota streamQuota() {
+    return streamQuota;
   }
 
   /** Map partition read streams and the IO schedulers of the data directories. */

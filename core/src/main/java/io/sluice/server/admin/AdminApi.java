@@ -4,6 +4,7 @@ import io.sluice.common.Json;
 import io.sluice.common.SluiceVersion;
 import io.sluice.server.ServerMetrics;
 import io.sluice.server.ShuffleServer;
+import io.sluice.server.memory.MemoryAccount;
 import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.storage.ApplicationInfo;
 import io.sluice.server.storage.DataDirectory;
@@ -248,6 +249,12 @@ public final class AdminApi {
       app.put("storedBytes", a.storedBytes());
       app.put("pushedBytes", a.pushedBytes());
       app.put("readBytes", a.readBytes());
+      app.put("refusedBytes", a.refusedBytes());
+      MemoryAccount account = server.memory().existingAccount(a.appId());
+      app.put("memoryHeldBytes", account == null ? 0 : account.held());
+      app.put("weight", account == null ? 1 : account.weight());
+      app.put("openWriters", account == null ? 0 : account.openWriters());
+      app.put("openStreams", server.streamQuota().openBy(a.appId()));
       app.put("lastHeartbeatMillisAgo", a.millisSinceHeard());
       list.add(app);
     }

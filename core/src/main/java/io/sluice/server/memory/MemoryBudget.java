@@ -176,6 +176,11 @@ public final class MemoryBudget implements InboundMemory {
     return account == null ? 0 : account.held();
   }
 
+  /** The account of application {@code appId} if it has one, else null (none is opened). */
+  public MemoryAccount existingAccount(String appId) {
+    return accounts.get(appId);
+  }
+
   /**
    * The applications to pause while pushes are paused ({@link State#PUSH_PAUSED}): those holding
    * more than their share of the resume mark, which is divided among the applications holding

@@ -183,9 +183,21 @@ class AdminApiIT {
           Long.class,
           "readBytes",
           Long.class,
+          "refusedBytes",
+          Long.class,
+          "memoryHeldBytes",
+          Long.class,
+          "weight",
+          Long.class,
+          "openWriters",
+          Long.class,
+          "openStreams",
+          Long.class,
           "lastHeartbeatMillisAgo",
           Long.class);
       assertThat(app.get("id")).isEqualTo(TestCluster.APP_ID);
+      assertThat(app.get("weight")).isEqualTo(1L);
+      assertThat(app.get("openWriters")).as("its shuffle is committed").isEqualTo(0L);
       assertThat((Long) app.get("storedBytes")).isGreaterThan(4000L);
       assertThat(app.get("pushedBytes")).isEqualTo(app.get("storedBytes"));
 
