@@ -74,7 +74,9 @@ public final class MemoryBudget implements InboundMemory {
   // guarded by this
   private long held;
   private long peak;
-  private State state = State.ACCEPTING;
+  // written under the lock; volatile so that the check every push makes ({@link #congestFirst})
+  // needs no lock while the budget is not nearly full
+  private volatile State state = State.ACCEPTING;
   private long pausedSinceNanos;
   private long pausedNanosTotal;
 
@@ -215,11 +217,11 @@ public final class MemoryBudget implements InboundMemory {
    * writer is never refused what fits.
    */
   public boolean congestFirst(String appId) {
+    if (state != State.ALL_PAUSED) {
+      return false;
+    }
     long total;
     synchronized (this) {
-      if (state != State.ALL_PAUSED) {
-        return false;
-      }
       total = held;
     }
     MemoryAccount account = accounts.get(appId);

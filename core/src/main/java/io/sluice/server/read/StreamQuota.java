@@ -16,7 +16,7 @@ public final class StreamQuota {
 
     /**
      * Why {@code what}, a new stream of application {@code appId}, is refused at {@code max}: names
-     * the limit and the setting. Counts the refusal.
+     * the limit and the setting.
      */
     String openStreamsRefusal(String appId, int max, String what);
   }

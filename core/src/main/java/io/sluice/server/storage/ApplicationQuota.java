@@ -24,7 +24,7 @@ public interface ApplicationQuota {
 
   /**
    * Why {@code what}, a new writer of application {@code appId}, is refused at {@code max}: names
-   * the limit and the setting. Counts the refusal.
+   * the limit and the setting.
    */
   String openWritersRefusal(String appId, int max, String what);
 }

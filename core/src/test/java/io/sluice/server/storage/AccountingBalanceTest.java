@@ -123,6 +123,8 @@ class AccountingBalanceTest {
       assertThat(memory.held()).isZero();
       // and so does the application's part of it, which flow control's fair share reads
       assertThat(account.held()).isZero();
+      // and every split it opened was closed (sluice.app.maxOpenWriters counts them)
+      assertThat(account.openWriters()).isZero();
     } finally {
       dirs.close();
     }
