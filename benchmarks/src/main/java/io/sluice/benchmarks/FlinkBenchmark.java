@@ -68,14 +68,14 @@ final class FlinkBenchmark {
 
     @Parameter(
         names = "--server-conf",
-        splitter = SparkBenchmark.WholeValue.class,
+        splitter = SparkBenchmarkOptions.WholeValue.class,
         description =
             "A setting of the Sluice server, key=value (repeat for more; a value may hold commas)")
     List<String> serverConf = new ArrayList<>();
 
     @Parameter(
         names = "--client-conf",
-        splitter = SparkBenchmark.WholeValue.class,
+        splitter = SparkBenchmarkOptions.WholeValue.class,
         description =
             "A Sluice setting of the Flink cluster (read by the plugin), key=value (repeat for"
                 + " more), e.g. sluice.mapPartition.readCredits=8")

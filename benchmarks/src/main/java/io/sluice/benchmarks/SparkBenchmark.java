@@ -1,6 +1,5 @@
 package io.sluice.benchmarks;
 
-import com.beust.jcommander.Parameter;
 import com.codahale.metrics.MetricRegistry;
 import io.sluice.common.Clock;
 import io.sluice.common.SluiceConf;
@@ -22,7 +21,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -55,169 +53,17 @@ final class SparkBenchmark {
           "sun.security.action",
           "sun.util.calendar");
 
-  /** Keeps a repeated option's value whole (JCommander splits list values at commas). */
-  public static final class WholeValue
-      implements com.beust.jcommander.converters.IParameterSplitter {
-    @Override
-    public List<String> split(String value) {
-      return List.of(value);
-    }
-  }
-
-  /** Command-line options. */
-  static final class Options {
-    @Parameter(
-        names = "--scale",
-        description = "Multiplies every workload's data size (1 = the default sizes)")
-    double scale = 1.0;
-
-    @Parameter(
-        names = "--warmups",
-        description =
-            "Untimed runs of each workload before its timed run, on the same executors and servers"
-                + " (both shuffles alike): the first runs of a fresh JVM spend seconds of CPU in"
-                + " the JIT compiler, which a long-lived server and executors do not")
-    int warmups = 2;
-
-    @Parameter(
-        names = "--workloads",
-        description =
-            "Comma-separated workloads to run: repartition, small-blocks, skew-join,"
-                + " local-reader, small-shuffles")
-    String workloads = "repartition,small-blocks,skew-join";
-
-    @Parameter(
-        names = "--checksums",
-        description =
-            "Batch checksums on the Sluice run: on (every batch sealed and verified, as always"
-                + " outside benchmarks), off (a switch only benchmarks use), or both: Sluice runs"
-                + " once without and once with them, and the report adds their job-time ratio")
-    String checksums = "on";
-
-    @Parameter(
-        names = "--replication",
-        description =
-            "sluice.replication.factor of the Sluice run: 1, 2 (a replica of every split on the"
-                + " second server), or both: Sluice runs with 1, then with 2, and the report adds"
-                + " their job-time ratio. With 2 or both the benchmark starts two servers")
-    String replication = "1";
-
-    @Parameter(
-        names = "--hdfs-tier",
-        description =
-            "Start a one-DataNode HDFS (MiniDFSCluster) in this JVM and put every Sluice split in"
-                + " the servers' distributed tier on it (sluice.storage.policy=local,hdfs,"
-                + " sluice.storage.hdfs.minSplitSize=0); executors read the splits from HDFS."
-                + " Compare with a run without it")
-    boolean hdfsTier;
-
-    @Parameter(
-        names = "--server-conf",
-        splitter = WholeValue.class,
-        description =
-            "A setting of the Sluice servers, key=value (repeat for more; a value may hold"
-                + " commas), e.g. sluice.storage.policy=memory,local")
-    List<String> serverConf = new ArrayList<>();
-
-    @Parameter(
-        names = "--spark-line",
-        description =
-            "The Spark line the jobs run on, with its own jars and the Sluice client's shaded jar"
-                + " for it (from benchmarks/spark<line>_<scala>/target/lib): 3.5 (Scala 2.12) or"
-                + " 4.2 (Scala 2.13)")
-    String sparkLine = "3.5";
-
-    @Parameter(names = "--executor-memory", description = "Heap of each of the two executors")
-    String executorMemory = "2g";
-
-    @Parameter(
-        names = "--executor-java-options",
-        description =
-            "More JVM options for every executor of every run, e.g. to profile them:"
-                + " -XX:StartFlightRecording=filename=/tmp/executor.jfr,settings=profile")
-    String executorJavaOptions = "";
-
-    @Parameter(names = "--dir", description = "Data directory of the Sluice server")
-    String dir = System.getProperty("java.io.tmpdir") + "/sluice-bench-spark";
-
-    @Parameter(
-        names = ChartOption.NAME,
-        validateWith = ChartOption.class,
-        description =
-            "Where to write the SVG chart of job seconds per workload (default: spark-bench.svg"
-                + " in --dir); its directory must exist")
-    String chart = "";
-
-    @Parameter(
-        names = {"-h", "--help"},
-        help = true,
-        description = "Prints this help")
-    boolean help;
-  }
-
   private SparkBenchmark() {}
 
   static int run(String[] args, PrintStream out, PrintStream err) {
-    Options options = new Options();
+    SparkBenchmarkOptions options = new SparkBenchmarkOptions();
     Integer exit = BenchmarkCli.parse(NAME, options, () -> options.help, args, out, err);
     if (exit != null) {
       return exit;
     }
-    options.checksums = options.checksums.trim().toLowerCase(Locale.ROOT);
-    if (!List.of("on", "off", "both").contains(options.checksums)) {
-      err.println(
-          "shuffle-bench "
-              + NAME
-              + ": --checksums must be on, off or both, not '"
-              + options.checksums
-              + "'");
-      return 2;
-    }
-    options.replication = options.replication.trim().toLowerCase(Locale.ROOT);
-    if (!List.of("1", "2", "both").contains(options.replication)) {
-      err.println(
-          "shuffle-bench "
-              + NAME
-              + ": --replication must be 1, 2 or both, not '"
-              + options.replication
-              + "'");
-      return 2;
-    }
-    if (options.replication.equals("both") && options.checksums.equals("both")) {
-      err.println(
-          "shuffle-bench "
-              + NAME
-              + ": --replication both and --checksums both each add a run; use one at a time");
-      return 2;
-    }
-    if (options.warmups < 0 || options.warmups > 10) {
-      err.println(
-          "shuffle-bench " + NAME + ": --warmups must be between 0 and 10, not " + options.warmups);
-      return 2;
-    }
-    options.sparkLine = options.sparkLine.trim();
-    if (!SparkLine.KNOWN.containsKey(options.sparkLine)) {
-      err.println(
-          "shuffle-bench "
-              + NAME
-              + ": --spark-line must be one of "
-              + SparkLine.KNOWN.keySet()
-              + ", not '"
-              + options.sparkLine
-              + "'");
-      return 2;
-    }
-    try {
-      SparkBenchmarkRun.serverSettings(options.serverConf);
-      Set<String> known = SparkBenchmarkDriver.workloads(1).keySet();
-      for (String name : options.workloads.split(",")) {
-        if (!known.contains(name.trim())) {
-          throw new IllegalArgumentException(
-              "unknown workload '" + name.trim() + "'; known: " + known);
-        }
-      }
-    } catch (IllegalArgumentException e) {
-      err.println("shuffle-bench " + NAME + ": " + e.getMessage());
+    String problem = options.problem();
+    if (problem != null) {
+      err.println("shuffle-bench " + NAME + ": " + problem);
       return 2;
     }
     try {
@@ -278,10 +124,13 @@ final class SparkBenchmark {
     /** What the kernel alone charges a server per GiB here; null where thread CPU is unknown. */
     private KernelFloor floor;
 
-    private final Options options;
+    /** The emulated disk (--disk hdd), or null. */
+    private DiskEmulation disk;
+
+    private final SparkBenchmarkOptions options;
     private final PrintStream out;
 
-    SparkBenchmarkRun(Options options, PrintStream out) {
+    SparkBenchmarkRun(SparkBenchmarkOptions options, PrintStream out) {
       this.options = options;
       this.out = out;
     }
@@ -315,6 +164,17 @@ final class SparkBenchmark {
       if (floor != null) {
         out.println("# kernel floor in " + dir + ": " + floor);
       }
+      if (options.disk.equals("hdd")) {
+        disk =
+            DiskEmulation.start(
+                dir,
+                new DiskEmulation.Limits(
+                    options.diskIops,
+                    options.diskMbps * 1_000_000L,
+                    ByteSizes.parse("--disk-page-cache", options.diskPageCache)));
+        out.println(
+            "# --disk hdd on device " + disk.device() + " under " + dir + ": " + disk.limits());
+      }
       try (Servers servers = new Servers(settings)) {
         for (int i = 0; i < (factor > 1 ? 2 : 1); i++) {
           servers.start(dir.resolve("server" + i));
@@ -333,6 +193,9 @@ final class SparkBenchmark {
           return 1;
         }
       } finally {
+        if (disk != null) {
+          disk.close();
+        }
         if (hdfs != null) {
           hdfs.close();
         }
@@ -415,8 +278,13 @@ final class SparkBenchmark {
       // the local-cluster workers keep their work directories (executor logs) under SPARK_HOME
       Path sparkHome = Files.createDirectories(Path.of(options.dir, "spark-home"));
       child.environment().put("SPARK_HOME", sparkHome.toString());
+      // the built-in shuffle's files on the same disk as the Sluice servers' (executors and the
+      // workers that start them read SPARK_LOCAL_DIRS)
+      Path localDirs = Files.createDirectories(Path.of(options.dir, "spark-local"));
+      child.environment().put("SPARK_LOCAL_DIRS", localDirs.toString());
       Process process = child.start();
       CpuMeter.Snapshot cpuBefore = null;
+      DiskEmulation.Counters diskBefore = null;
       long bytesBefore = 0;
       long readBefore = 0;
       try (BufferedReader lines =
@@ -426,11 +294,17 @@ final class SparkBenchmark {
         while ((text = lines.readLine()) != null) {
           String[] f = text.split(" ", -1);
           if (f[0].equals(SparkBenchmarkDriver.BEGIN)) {
+            diskBefore = disk == null ? null : disk.counters();
             cpuBefore = servers.cpu();
             bytesBefore = servers.bytesShuffled();
             readBefore = servers.bytesRead();
           } else if (f[0].equals(SparkBenchmarkDriver.END)) {
             int column = Integer.parseInt(f[2]);
+            if (disk != null) {
+              DiskEmulation.Counters used = disk.counters().minus(diskBefore);
+              results.disk.get(f[1])[column] = used;
+              out.println("#   " + modes[column] + ": " + used);
+            }
             record(
                 results,
                 f[1],
@@ -518,9 +392,11 @@ final class SparkBenchmark {
       final Map<String, long[]> bytesShuffled = new LinkedHashMap<>();
       final Map<String, long[]> bytesRead = new LinkedHashMap<>();
       final Map<String, String> notes = new LinkedHashMap<>();
+      final Map<String, DiskEmulation.Counters[]> disk = new LinkedHashMap<>();
 
       Results(List<SparkWorkloads.Workload> workloads) {
         for (SparkWorkloads.Workload w : workloads) {
+          disk.put(w.name(), new DiskEmulation.Counters[3]);
           seconds.put(w.name(), new double[3]);
           signatures.put(w.name(), new String[3]);
           serverCpuSeconds.put(w.name(), new double[3]);
@@ -688,6 +564,7 @@ final class SparkBenchmark {
                         + "ServerCpuSecondsPerGiB\":"
                         + Json.num(otherCpuPerGiB)
                     : "")
+                + diskJson(results.disk.get(w.name()))
                 + ",\"resultsEqual\":"
                 + equal
                 + ",\"description\":"
@@ -727,6 +604,9 @@ final class SparkBenchmark {
               + Json.str(options.replication)
               + ",\"storage\":"
               + Json.str(options.hdfsTier ? "hdfs" : "local")
+              + ",\"disk\":"
+              + Json.str(options.disk)
+              + (disk == null ? "" : ",\"diskLimits\":" + disk.limits().json())
               + (floor == null
                   ? ""
                   : ",\"kernelFloorCpuSecondsPerGiB\":{\"write\":"
@@ -740,6 +620,19 @@ final class SparkBenchmark {
               + ",\"workloads\":["
               + String.join(",", json)
               + "]}");
+    }
+
+    /** With --disk hdd, the disk limits and what each side asked of the disk, as JSON fields. */
+    private String diskJson(DiskEmulation.Counters[] used) {
+      if (disk == null) {
+        return ",\"disk\":" + Json.str(options.disk);
+      }
+      return ",\"disk\":\"hdd\",\"diskLimits\":"
+          + disk.limits().json()
+          + ",\"builtinDisk\":"
+          + (used[BUILTIN] == null ? "null" : used[BUILTIN].json())
+          + ",\"sluiceDisk\":"
+          + (used[SLUICE] == null ? "null" : used[SLUICE].json());
     }
 
     /**
@@ -765,7 +658,8 @@ final class SparkBenchmark {
      * The chart of job seconds per workload: one bar per series, from each workload's seconds in
      * column order (built-in, Sluice, the second Sluice run); columns past the series are left out.
      */
-    static BarChart chart(Options options, List<String> series, Map<String, double[]> seconds) {
+    static BarChart chart(
+        SparkBenchmarkOptions options, List<String> series, Map<String, double[]> seconds) {
       BarChart chart =
           new BarChart(
               String.format(

@@ -29,7 +29,7 @@ class SparkBenchmarkOptionsTest {
 
   @Test
   void aServerSettingKeepsTheCommasOfItsValue() {
-    SparkBenchmark.Options options = new SparkBenchmark.Options();
+    SparkBenchmarkOptions options = new SparkBenchmarkOptions();
     com.beust.jcommander.JCommander.newBuilder()
         .addObject(options)
         .build()
@@ -56,6 +56,14 @@ class SparkBenchmarkOptionsTest {
   }
 
   @Test
+  void diskOptionsAreCheckedBeforeAnythingStarts() {
+    assertThat(refusal("--disk", "ssd")).contains("--disk must be as-is or hdd, not 'ssd'");
+    assertThat(refusal("--disk", "hdd", "--disk-iops", "0"))
+        .contains("--disk-iops and --disk-mbps must be positive");
+    assertThat(refusal("--disk", "hdd", "--disk-page-cache", "lots")).contains("--disk-page-cache");
+  }
+
+  @Test
   void warmupsOutsideTheirRangeAreRefusedBeforeAnythingStarts() {
     assertThat(refusal("--warmups", "-1")).contains("--warmups must be between 0 and 10, not -1");
     assertThat(refusal("--warmups", "11")).contains("not 11");
@@ -74,7 +82,7 @@ class SparkBenchmarkOptionsTest {
 
   @Test
   void chartNamesAFileInADirectoryThatExists(@TempDir Path dir) {
-    SparkBenchmark.Options options = new SparkBenchmark.Options();
+    SparkBenchmarkOptions options = new SparkBenchmarkOptions();
     PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
     String file = dir.resolve("spark.svg").toString();
 
@@ -90,7 +98,7 @@ class SparkBenchmarkOptionsTest {
     assertThat(exit).isNull();
     assertThat(options.chart).isEqualTo(file);
     // without --chart the chart goes to spark-bench.svg in --dir, as before
-    assertThat(new SparkBenchmark.Options().chart).isEmpty();
+    assertThat(new SparkBenchmarkOptions().chart).isEmpty();
   }
 
   @Test
@@ -124,7 +132,7 @@ class SparkBenchmarkOptionsTest {
     Document doc =
         BarChartTest.parse(
             SparkBenchmark.SparkBenchmarkRun.chart(
-                    new SparkBenchmark.Options(), List.of("built-in", "sluice"), seconds)
+                    new SparkBenchmarkOptions(), List.of("built-in", "sluice"), seconds)
                 .svg());
 
     assertThat(BarChartTest.texts(doc, "group")).containsExactly("repartition", "skew-join");
