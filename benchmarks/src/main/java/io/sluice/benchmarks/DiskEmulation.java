@@ -6,9 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,33 +18,34 @@ import org.slf4j.LoggerFactory;
  *   <li>an IOPS and bandwidth limit on the device (cgroup v1 {@code blkio.throttle.*}). Cgroup v1
  *       throttles reads and direct or synchronous writes; buffered writes reach the disk through
  *       the kernel's writeback, which v1 does not charge to the cgroup, so writes are not limited;
- *   <li>a page-cache cap (a cgroup v1 memory limit kept at the processes' anonymous memory plus the
- *       cap, re-set every 100 ms), so that reads reach the device instead of the page cache. The
- *       kernel's OOM killer is off in that cgroup: a process that allocates faster than the limit
- *       follows waits for the next round instead of being killed.
+ *   <li>no page cache of the shuffle files to read from: every {@code dropEveryMillis} a helper
+ *       ({@code python3}, whose {@code os.posix_fadvise} Java lacks) asks the kernel to drop the
+ *       cached pages of every file under the directory ({@code POSIX_FADV_DONTNEED}; dirty pages
+ *       are written back first and dropped the next round), so that reads reach the device. The
+ *       processes' own jars and classes stay cached, as on a real host. (A memory cgroup cap
+ *       charges the page cache and the JVMs' memory to one limit: tight enough to keep the shuffle
+ *       files out of memory, it made JVMs fail to commit memory. Dropping the whole machine's cache
+ *       made every JVM re-read its jars from the throttled disk.)
  * </ul>
  *
- * <p>It needs root and the v1 {@code blkio} and {@code memory} controllers; {@link #start} says
- * what is missing otherwise. The device's operations and bytes, read and written, are counted
- * ({@link #counters}) so a report can show what each side asked of the disk.
+ * <p>It needs root, the v1 {@code blkio} controller and {@code python3}; {@link #start} says what
+ * is missing otherwise. The device's operations and bytes, read and written, are counted ({@link
+ * #counters}) so a report can show what each side asked of the disk.
  */
 final class DiskEmulation implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DiskEmulation.class);
   private static final Path CGROUPS = Path.of("/sys/fs/cgroup");
 
-  /** Room above the anonymous memory and the cap, for what the JVMs allocate between two rounds. */
-  private static final long SLACK = 256L << 20;
-
   /** Limits of the emulated disk. */
   static final class Limits {
     final int iops;
     final long bytesPerSecond;
-    final long pageCacheBytes;
+    final long dropEveryMillis;
 
-    Limits(int iops, long bytesPerSecond, long pageCacheBytes) {
+    Limits(int iops, long bytesPerSecond, long dropEveryMillis) {
       this.iops = iops;
       this.bytesPerSecond = bytesPerSecond;
-      this.pageCacheBytes = pageCacheBytes;
+      this.dropEveryMillis = dropEveryMillis;
     }
 
     String json() {
@@ -55,8 +53,8 @@ final class DiskEmulation implements AutoCloseable {
           + iops
           + ",\"bytesPerSecond\":"
           + bytesPerSecond
-          + ",\"pageCacheBytes\":"
-          + pageCacheBytes
+          + ",\"pageCacheDroppedEveryMillis\":"
+          + dropEveryMillis
           + "}";
     }
 
@@ -64,10 +62,10 @@ final class DiskEmulation implements AutoCloseable {
     public String toString() {
       return String.format(
           Locale.ROOT,
-          "%d IOPS, %.0f MB/s, page cache %d MiB",
+          "%d IOPS, %.0f MB/s, page cache dropped every %d ms",
           iops,
           bytesPerSecond / 1e6,
-          pageCacheBytes >> 20);
+          dropEveryMillis);
     }
   }
 
@@ -118,59 +116,68 @@ final class DiskEmulation implements AutoCloseable {
   }
 
   private final String device;
+  private final Path dir;
   private final Path blkio;
-  private final Path memory;
   private final Path blkioBefore;
-  private final Path memoryBefore;
   private final Limits limits;
-  private final ScheduledExecutorService cacheCap =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "disk-emulation-page-cache");
-            t.setDaemon(true);
-            return t;
-          });
+  private Process dropper;
 
-  private DiskEmulation(
-      String device, Path blkio, Path memory, Path blkioBefore, Path memoryBefore, Limits limits) {
+  /**
+   * Drops the cached pages of every file under {@code argv[1]}, every {@code argv[2]} seconds,
+   * until its parent (this JVM) ends: its standard input closes.
+   */
+  private static final String DROPPER =
+      String.join(
+          "\n",
+          "import os, sys, threading, time",
+          "root, every = sys.argv[1], float(sys.argv[2])",
+          "threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()",
+          "while True:",
+          "    for d, _, names in os.walk(root):",
+          "        for n in names:",
+          "            try:",
+          "                fd = os.open(os.path.join(d, n), os.O_RDONLY)",
+          "                try:",
+          "                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)",
+          "                finally:",
+          "                    os.close(fd)",
+          "            except OSError:",
+          "                pass",
+          "    time.sleep(every)");
+
+  private DiskEmulation(String device, Path dir, Path blkio, Path blkioBefore, Limits limits) {
     this.device = device;
+    this.dir = dir;
     this.blkio = blkio;
-    this.memory = memory;
     this.blkioBefore = blkioBefore;
-    this.memoryBefore = memoryBefore;
     this.limits = limits;
   }
 
   /**
    * Emulates the disk for this JVM and what it starts from now on.
    *
-   * @throws IOException saying what this host lacks (root, the v1 controllers, a block device under
-   *     {@code dir}), or why a cgroup could not be set up
+   * @throws IOException saying what this host lacks (root, the v1 blkio controller, a block device
+   *     under {@code dir}), or why the cgroup could not be set up
    */
   static DiskEmulation start(Path dir, Limits limits) throws IOException {
     Path blkioRoot = CGROUPS.resolve("blkio");
-    Path memoryRoot = CGROUPS.resolve("memory");
-    if (!Files.isDirectory(blkioRoot) || !Files.isDirectory(memoryRoot)) {
+    if (!Files.isDirectory(blkioRoot)) {
       throw new IOException(
-          "--disk hdd needs the cgroup v1 blkio and memory controllers (/sys/fs/cgroup/blkio,"
-              + " /sys/fs/cgroup/memory); this host has "
+          "--disk hdd needs the cgroup v1 blkio controller (/sys/fs/cgroup/blkio); this host has "
               + (Files.exists(CGROUPS.resolve("cgroup.controllers"))
                   ? "cgroup v2 only"
-                  : "neither"));
+                  : "no cgroups mounted there"));
     }
-    if (!Files.isWritable(blkioRoot) || !Files.isWritable(memoryRoot)) {
+    if (!Files.isWritable(blkioRoot)) {
       throw new IOException(
-          "--disk hdd needs root: it creates cgroups under /sys/fs/cgroup/blkio and"
-              + " /sys/fs/cgroup/memory");
+          "--disk hdd needs root: it creates a cgroup under /sys/fs/cgroup/blkio");
     }
     String device = wholeDisk(dir);
     long pid = ProcessHandle.current().pid();
     List<String> own = Files.readAllLines(Path.of("/proc/self/cgroup"), StandardCharsets.UTF_8);
     Path blkioBefore = blkioRoot.resolve(relative(own, "blkio"));
-    Path memoryBefore = memoryRoot.resolve(relative(own, "memory"));
     Path blkio = Files.createDirectories(blkioBefore.resolve("sluice-bench-" + pid));
-    Path memory = Files.createDirectories(memoryBefore.resolve("sluice-bench-" + pid));
-    DiskEmulation d = new DiskEmulation(device, blkio, memory, blkioBefore, memoryBefore, limits);
+    DiskEmulation d = new DiskEmulation(device, dir, blkio, blkioBefore, limits);
     try {
       for (String kind : List.of("read", "write")) {
         write(blkio.resolve("blkio.throttle." + kind + "_iops_device"), device + " " + limits.iops);
@@ -179,13 +186,24 @@ final class DiskEmulation implements AutoCloseable {
             device + " " + limits.bytesPerSecond);
       }
       write(blkio.resolve("cgroup.procs"), Long.toString(pid));
-      d.capPageCache();
-      write(memory.resolve("memory.oom_control"), "1");
-      write(memory.resolve("cgroup.procs"), Long.toString(pid));
-      d.cacheCap.scheduleWithFixedDelay(d::capPageCache, 100, 100, TimeUnit.MILLISECONDS);
+      d.dropper =
+          new ProcessBuilder(
+                  "python3",
+                  "-c",
+                  DROPPER,
+                  dir.toString(),
+                  Double.toString(limits.dropEveryMillis / 1000.0))
+              .redirectError(ProcessBuilder.Redirect.INHERIT)
+              .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+              .start();
     } catch (IOException | RuntimeException e) {
       d.close();
-      throw new IOException("cannot set up --disk hdd on " + device + ": " + e.getMessage(), e);
+      throw new IOException(
+          "cannot set up --disk hdd on "
+              + device
+              + " (it needs python3 on the PATH): "
+              + e.getMessage(),
+          e);
     }
     return d;
   }
@@ -207,31 +225,17 @@ final class DiskEmulation implements AutoCloseable {
     return new Counters(ops[0], ops[1], bytes[0], bytes[1]);
   }
 
-  /** Sets the memory limit to the processes' anonymous memory plus the page-cache cap. */
-  private void capPageCache() {
-    try {
-      long anonymous = stat(Files.readString(memory.resolve("memory.stat")), "total_rss");
-      write(
-          memory.resolve("memory.limit_in_bytes"),
-          Long.toString(anonymous + limits.pageCacheBytes + SLACK));
-    } catch (IOException e) {
-      // busy while the kernel reclaims: the next round sets it
-    }
-  }
-
-  /** Moves this JVM back, lifts the limits and removes the cgroups (the children have ended). */
+  /** Moves this JVM back and removes the cgroup (the children have ended). */
   @Override
   public void close() {
-    cacheCap.shutdownNow();
-    String pid = Long.toString(ProcessHandle.current().pid());
+    if (dropper != null) {
+      dropper.destroy();
+    }
     try {
-      write(blkioBefore.resolve("cgroup.procs"), pid);
-      write(memoryBefore.resolve("cgroup.procs"), pid);
+      write(blkioBefore.resolve("cgroup.procs"), Long.toString(ProcessHandle.current().pid()));
       Files.deleteIfExists(blkio);
-      Files.deleteIfExists(memory);
     } catch (IOException e) {
-      LOG.warn(
-          "--disk hdd: could not remove its cgroups {} and {}: {}", blkio, memory, e.toString());
+      LOG.warn("--disk hdd: could not remove its cgroup {}: {}", blkio, e.toString());
     }
   }
 
@@ -287,17 +291,6 @@ final class DiskEmulation implements AutoCloseable {
       }
     }
     return rw;
-  }
-
-  /** The value of {@code key} in a memory.stat text; 0 when absent. */
-  static long stat(String text, String key) {
-    for (String line : text.split("\n")) {
-      String[] f = line.trim().split("\\s+");
-      if (f.length == 2 && f[0].equals(key)) {
-        return Long.parseLong(f[1]);
-      }
-    }
-    return 0;
   }
 
   private static void write(Path file, String value) throws IOException {

@@ -169,9 +169,7 @@ final class SparkBenchmark {
             DiskEmulation.start(
                 dir,
                 new DiskEmulation.Limits(
-                    options.diskIops,
-                    options.diskMbps * 1_000_000L,
-                    ByteSizes.parse("--disk-page-cache", options.diskPageCache)));
+                    options.diskIops, options.diskMbps * 1_000_000L, options.diskDropCacheMillis));
         out.println(
             "# --disk hdd on device " + disk.device() + " under " + dir + ": " + disk.limits());
       }

@@ -97,9 +97,11 @@ final class SparkBenchmarkOptions {
   int diskMbps = 150;
 
   @Parameter(
-      names = "--disk-page-cache",
-      description = "--disk hdd: page cache the benchmark's processes may hold, e.g. 256m")
-  String diskPageCache = "256m";
+      names = "--disk-drop-cache-ms",
+      description =
+          "--disk hdd: how often (milliseconds) the file system under --dir is synced and the"
+              + " page cache dropped, so that reads reach the disk")
+  int diskDropCacheMillis = 500;
 
   @Parameter(
       names = "--dir",
@@ -145,8 +147,8 @@ final class SparkBenchmarkOptions {
     if (!List.of("as-is", "hdd").contains(disk)) {
       return "--disk must be as-is or hdd, not '" + disk + "'";
     }
-    if (diskIops < 1 || diskMbps < 1) {
-      return "--disk-iops and --disk-mbps must be positive";
+    if (diskIops < 1 || diskMbps < 1 || diskDropCacheMillis < 1) {
+      return "--disk-iops, --disk-mbps and --disk-drop-cache-ms must be positive";
     }
     sparkLine = sparkLine.trim();
     if (!SparkBenchmark.SparkLine.KNOWN.containsKey(sparkLine)) {
@@ -157,7 +159,6 @@ final class SparkBenchmarkOptions {
           + "'";
     }
     try {
-      ByteSizes.parse("--disk-page-cache", diskPageCache);
       SparkBenchmark.SparkBenchmarkRun.serverSettings(serverConf);
       Set<String> known = SparkBenchmarkDriver.workloads(1).keySet();
       for (String name : workloads.split(",")) {

@@ -29,13 +29,6 @@ class DiskEmulationTest {
   }
 
   @Test
-  void theAnonymousMemoryIsReadFromMemoryStat() {
-    String stat = "cache 4096\nrss 8192\ntotal_cache 40960\ntotal_rss 81920\n";
-    assertThat(DiskEmulation.stat(stat, "total_rss")).isEqualTo(81920);
-    assertThat(DiskEmulation.stat(stat, "absent")).isZero();
-  }
-
-  @Test
   void theOwnCgroupOfAControllerIsFound() throws IOException {
     List<String> lines =
         List.of("9:name=systemd:/", "7:blkio:/", "4:memory:/process_api/abc", "1:cpu,cpuacct:/x");

@@ -59,8 +59,9 @@ class SparkBenchmarkOptionsTest {
   void diskOptionsAreCheckedBeforeAnythingStarts() {
     assertThat(refusal("--disk", "ssd")).contains("--disk must be as-is or hdd, not 'ssd'");
     assertThat(refusal("--disk", "hdd", "--disk-iops", "0"))
-        .contains("--disk-iops and --disk-mbps must be positive");
-    assertThat(refusal("--disk", "hdd", "--disk-page-cache", "lots")).contains("--disk-page-cache");
+        .contains("--disk-iops, --disk-mbps and --disk-drop-cache-ms must be positive");
+    assertThat(refusal("--disk", "hdd", "--disk-drop-cache-ms", "-5"))
+        .contains("--disk-drop-cache-ms must be positive");
   }
 
   @Test
