@@ -22,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -137,6 +138,20 @@ public final class ClientContext implements Closeable {
   /** Runs retries and heartbeats; tasks must be short. */
   public ScheduledExecutorService scheduler() {
     return scheduler;
+  }
+
+  /**
+   * Runs {@code task} on {@link #scheduler()} after {@code delayMillis}.
+   *
+   * @return false, running nothing, once this client is closed
+   */
+  public boolean schedule(Runnable task, long delayMillis) {
+    try {
+      scheduler.schedule(task, delayMillis, TimeUnit.MILLISECONDS);
+      return true;
+    } catch (RejectedExecutionException e) {
+      return false;
+    }
   }
 
   /**

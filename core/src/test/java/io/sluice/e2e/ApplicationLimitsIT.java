@@ -104,7 +104,7 @@ class ApplicationLimitsIT {
       // asking for more than the server allows gets the server's limit
       try (Neighbour big =
           new Neighbour(cluster, Map.of("sluice.client.limits.maxStoredBytes", "1g"))) {
-        assertThatThrownBy(() -> big.push(9 << 20))
+        assertThatThrownBy(() -> big.push(PARTITIONS, 9 << 20))
             .hasStackTraceContaining("QUOTA_EXCEEDED")
             .hasStackTraceContaining("limit of 8388608 bytes (sluice.app.maxStoredBytes)");
       }
@@ -226,22 +226,19 @@ class ApplicationLimitsIT {
               context, APP, ClientContext.address("127.0.0.1", coordinator.port()));
     }
 
-    void push(int bytes) throws Exception {
-      coordinator.registerShuffle(0, 1, PARTITIONS);
-      try (MapOutputPusher pusher =
-          new MapOutputPusher(context, client, APP, 0, 0, 0, client.locations(0))) {
-        write(pusher, PARTITIONS, bytes);
-        pusher.finish();
-      }
-    }
-
-    void pushAndCheck(int partitions, int bytes) throws Exception {
+    /** Pushes {@code bytes} over the first {@code partitions} of a new shuffle, and commits. */
+    void push(int partitions, int bytes) throws Exception {
       coordinator.registerShuffle(0, 1, partitions);
       try (MapOutputPusher pusher =
           new MapOutputPusher(context, client, APP, 0, 0, 0, client.locations(0))) {
         write(pusher, partitions, bytes);
         pusher.finish();
       }
+    }
+
+    /** Like {@link #push}, then reads every record back. */
+    void pushAndCheck(int partitions, int bytes) throws Exception {
+      push(partitions, bytes);
       try (PartitionReader reader =
           new PartitionReader(context, APP, 0, client.committedSplits(0, 0, partitions), 0, 1)) {
         assertThat(records(reader)).isEqualTo(written(bytes));

@@ -41,28 +41,25 @@ class SparkApplicationLimitsIT {
 
   @TempDir Path tmp;
 
-  private static SparkSession session(String name, String servers, Map<String, String> extra) {
-    SparkSession.Builder b =
-        SparkSession.builder()
-            .appName(name)
-            .master("local[2,4]")
-            .config("spark.ui.enabled", "false")
-            .config("spark.driver.host", "127.0.0.1")
-            .config("spark.driver.bindAddress", "127.0.0.1")
-            .config("spark.shuffle.manager", SparkSessions.MANAGER)
-            .config("spark.shuffle.sort.io.plugin.class", SparkSessions.DATA_IO)
-            .config("spark.sluice.servers", servers);
-    for (Map.Entry<String, String> e : extra.entrySet()) {
-      b = b.config(e.getKey(), e.getValue());
-    }
-    return b.getOrCreate();
+  /** Spark in {@code local[2,4]} (four attempts a task) on Sluice. */
+  private static SparkSession session(String servers) {
+    return SparkSession.builder()
+        .appName("SparkApplicationLimitsIT")
+        .master("local[2,4]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.shuffle.manager", SparkSessions.MANAGER)
+        .config("spark.shuffle.sort.io.plugin.class", SparkSessions.DATA_IO)
+        .config("spark.sluice.servers", servers)
+        .getOrCreate();
   }
 
   /**
    * Records of 1 KB each, {@value #MAPS} maps of {@value #RECORDS_PER_MAP} (8 MB in all), counted
    * per reducer.
    */
-  private static List<Long> countPerReducer(SparkSession spark, boolean holdFirstStream) {
+  private static List<Long> countPerReducer(SparkSession spark) {
     return Jobs.jsc(spark)
         .parallelize(Jobs.range(MAPS), MAPS)
         .flatMapToPair(
@@ -83,7 +80,7 @@ class SparkApplicationLimitsIT {
         .mapPartitions(
             it -> {
               boolean first = TaskContext.get().attemptNumber() == 0;
-              if (holdFirstStream && !first) {
+              if (!first) {
                 // a retry reads once the reducer that held the stream is done
                 firstDone.await(60, TimeUnit.SECONDS);
               }
@@ -92,7 +89,7 @@ class SparkApplicationLimitsIT {
                 if (it.hasNext()) {
                   it.next();
                   n++;
-                  if (holdFirstStream && first) {
+                  if (first) {
                     // hold this reducer's stream open until the other reducer was refused its own
                     refused.await(10, TimeUnit.SECONDS);
                   }
@@ -102,14 +99,10 @@ class SparkApplicationLimitsIT {
                   n++;
                 }
               } catch (RuntimeException e) {
-                if (holdFirstStream) {
-                  refused.countDown();
-                }
+                refused.countDown();
                 throw e;
               }
-              if (holdFirstStream) {
-                firstDone.countDown();
-              }
+              firstDone.countDown();
               return List.of(n).iterator();
             })
         .collect();
@@ -120,11 +113,11 @@ class SparkApplicationLimitsIT {
     // 256 KiB chunks of about 4 MB per reducer: a reducer's stream stays open while it reads
     try (SluiceServers servers =
         new SluiceServers(tmp, 1, Map.of("sluice.app.maxOpenStreams", "1"))) {
-      SparkSession spark = session("SparkApplicationLimitsIT-streams", servers.list(), Map.of());
+      SparkSession spark = session(servers.list());
       TaskFailureCounter failures = new TaskFailureCounter();
       spark.sparkContext().addSparkListener(failures);
       try {
-        List<Long> counts = BoundedQuery.run(spark, () -> countPerReducer(spark, true), BOUND);
+        List<Long> counts = BoundedQuery.run(spark, () -> countPerReducer(spark), BOUND);
         assertThat(counts)
             .as("the refused reducer's next attempt reads once the other is done")
             .containsExactly((long) MAPS * RECORDS_PER_MAP / 2, (long) MAPS * RECORDS_PER_MAP / 2);

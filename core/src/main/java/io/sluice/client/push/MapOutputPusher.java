@@ -555,9 +555,9 @@ public final class MapOutputPusher implements Closeable {
    * partition at once; a failed connection or INTERNAL_ERROR retries twice, then reports the server
    * failed (the coordinator moves every partition it held, in one round), and a silent server
    * ({@link SilentServerWatch}) is reported failed at once; after {@code sluice.push.maxRetries}
-   * failures that are not congestion, or on any other status, the map task fails. {@code
-   * replicaFailed}: the location's replica failed, its primary took the batch. No thread waits: the
-   * retry and the coordinator's answer run as callbacks.
+   * failures that are not congestion, on any other status, or once the client is closed, the map
+   * task fails. {@code replicaFailed}: the location's replica failed, its primary took the batch.
+   * No thread waits: the retry and the coordinator's answer run as callbacks.
    */
   private void onFailure(
       PendingPush push, PartitionLocation location, Throwable cause, boolean replicaFailed) {
@@ -579,70 +579,69 @@ public final class MapOutputPusher implements Closeable {
             || push.failures > context.conf().maxRetries()
             || congestedNanos > TimeUnit.MILLISECONDS.toNanos(context.conf().pushTimeoutMillis());
     ServerAddress failedServer = replicaFailed ? location.getReplica() : location.getServer();
-    if (giveUp) {
-      done(
-          push,
-          new IOException(
-              "Push of "
-                  + describe(push.partition)
-                  + " to "
-                  + ClientContext.format(failedServer)
-                  + (replicaFailed ? " (its replica)" : "")
-                  + " failed after "
-                  + (push.failures + push.congestedRetries)
-                  + " attempt(s): "
-                  + cause.getMessage(),
-              cause));
-      return;
+    if (!giveUp) {
+      long delay =
+          moveOn ? 0 : backoff.delayMillis(congested ? push.congestedRetries : push.failures);
+      LOG.debug(
+          "Retrying {} in {} ms after {}{}: {}",
+          describe(push.partition),
+          delay,
+          ClientContext.format(failedServer),
+          replicaFailed ? " (replica)" : "",
+          cause.getMessage());
+      Runnable retry =
+          () -> {
+            if (!moveOn || location(push.partition).getEpoch() > location.getEpoch()) {
+              send(push); // not moving, or moved already
+              return;
+            }
+            String reason = cause.getMessage() == null ? cause.toString() : cause.getMessage();
+            CompletableFuture<?> moving =
+                transientFailure
+                    ? coordinator
+                        .reviveAfterServerFailureAsync(
+                            shuffleId, push.partition, location.getEpoch(), reason, replicaFailed)
+                        .thenAccept(this::relocate)
+                    : coordinator
+                        .reviveAsync(shuffleId, push.partition, location.getEpoch(), reason)
+                        .thenAccept(this::moved);
+            moving.whenComplete(
+                (ok, error) -> {
+                  if (error == null) {
+                    send(push);
+                    return;
+                  }
+                  Throwable why = Futures.cause(error);
+                  done(
+                      push,
+                      new IOException(
+                          "Cannot move "
+                              + describe(push.partition)
+                              + " off "
+                              + ClientContext.format(failedServer)
+                              + ": "
+                              + why.getMessage(),
+                          why));
+                });
+          };
+      if (context.schedule(retry, delay)) {
+        return;
+      }
+      // the client is closed (its application stops): give up, which releases the push's body
     }
-    long delay =
-        moveOn ? 0 : backoff.delayMillis(congested ? push.congestedRetries : push.failures);
-    LOG.debug(
-        "Retrying {} in {} ms after {}{}: {}",
-        describe(push.partition),
-        delay,
-        ClientContext.format(failedServer),
-        replicaFailed ? " (replica)" : "",
-        cause.getMessage());
-    context
-        .scheduler()
-        .schedule(
-            () -> {
-              if (!moveOn || location(push.partition).getEpoch() > location.getEpoch()) {
-                send(push); // not moving, or moved already
-                return;
-              }
-              String reason = cause.getMessage() == null ? cause.toString() : cause.getMessage();
-              CompletableFuture<?> moving =
-                  transientFailure
-                      ? coordinator
-                          .reviveAfterServerFailureAsync(
-                              shuffleId, push.partition, location.getEpoch(), reason, replicaFailed)
-                          .thenAccept(this::relocate)
-                      : coordinator
-                          .reviveAsync(shuffleId, push.partition, location.getEpoch(), reason)
-                          .thenAccept(this::moved);
-              moving.whenComplete(
-                  (ok, error) -> {
-                    if (error == null) {
-                      send(push);
-                      return;
-                    }
-                    Throwable why = Futures.cause(error);
-                    done(
-                        push,
-                        new IOException(
-                            "Cannot move "
-                                + describe(push.partition)
-                                + " off "
-                                + ClientContext.format(failedServer)
-                                + ": "
-                                + why.getMessage(),
-                            why));
-                  });
-            },
-            delay,
-            TimeUnit.MILLISECONDS);
+    done(
+        push,
+        new IOException(
+            "Push of "
+                + describe(push.partition)
+                + " to "
+                + ClientContext.format(failedServer)
+                + (replicaFailed ? " (its replica)" : "")
+                + " failed after "
+                + (push.failures + push.congestedRetries)
+                + " attempt(s): "
+                + cause.getMessage(),
+            cause));
   }
 
   private void moved(PartitionLocation next) {

@@ -196,19 +196,7 @@ class MapPartitionIT {
     MapPartitionId id = new MapPartitionId(APP, 1, 0, 0);
     int subs = 16;
     int regions = 4;
-    try (MapPartitionWriter w =
-        MapPartitionWriter.open(
-            cluster.context(), id, at.getHostString(), at.getPort(), subs, BLOCK)) {
-      for (int r = 0; r < regions; r++) {
-        w.startRegion(false);
-        for (int s = 0; s < subs; s++) {
-          w.write(s, ByteBuffer.wrap(bytes(r, s, 2500)));
-        }
-        w.finishRegion();
-      }
-      w.commit();
-    }
-    CommittedMapPartition file = server().registry().get(APP, 1).mapPartition(0, 0).committed();
+    CommittedMapPartition file = writePartition(id, at, subs, regions);
     MapReadScheduler scheduler = server().mapStreams().scheduler(file.directory());
     List<Long> offsets = Collections.synchronizedList(new ArrayList<>());
     scheduler.setObserver((f, offset, length) -> offsets.add(offset));
