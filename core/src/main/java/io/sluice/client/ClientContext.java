@@ -16,10 +16,13 @@ import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.ServerAddress;
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -40,6 +43,10 @@ public final class ClientContext implements Closeable {
   private final TransportClientPool pushPool;
   private final TransportClientPool replicaPool;
   private final ScheduledExecutorService scheduler;
+
+  /** Retries scheduled and not run yet; given up when this client closes. */
+  private final Set<Retry> waitingRetries = ConcurrentHashMap.newKeySet();
+
   private final InFlightLimiter inFlight;
   private final AuthConf auth;
   private final ClientMetrics metrics = new ClientMetrics();
@@ -141,16 +148,44 @@ public final class ClientContext implements Closeable {
   }
 
   /**
-   * Runs {@code task} on {@link #scheduler()} after {@code delayMillis}.
-   *
-   * @return false, running nothing, once this client is closed
+   * Runs {@code retry} on {@link #scheduler()} after {@code delayMillis}, or {@code giveUp} instead
+   * when this client is closed before then (or already is): a retry holds what only one of the two
+   * gives back (a push's body). {@code giveUp} then runs on the closing thread, or on this one.
    */
-  public boolean schedule(Runnable task, long delayMillis) {
+  public void scheduleRetry(Runnable retry, Runnable giveUp, long delayMillis) {
+    Retry r = new Retry(retry, giveUp);
+    waitingRetries.add(r);
     try {
-      scheduler.schedule(task, delayMillis, TimeUnit.MILLISECONDS);
-      return true;
+      scheduler.schedule(r, delayMillis, TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
-      return false;
+      r.abandon();
+    }
+    if (scheduler.isShutdown()) {
+      r.abandon(); // closed while it was scheduled: close() may have looked before it was added
+    }
+  }
+
+  /** A retry that either runs or is given up, once. */
+  private final class Retry implements Runnable {
+    private final Runnable retry;
+    private final Runnable giveUp;
+
+    Retry(Runnable retry, Runnable giveUp) {
+      this.retry = retry;
+      this.giveUp = giveUp;
+    }
+
+    @Override
+    public void run() {
+      if (waitingRetries.remove(this)) {
+        retry.run();
+      }
+    }
+
+    void abandon() {
+      if (waitingRetries.remove(this)) {
+        giveUp.run();
+      }
     }
   }
 
@@ -298,6 +333,9 @@ public final class ClientContext implements Closeable {
   public void close() {
     silentServers.close();
     scheduler.shutdownNow();
+    for (Retry r : new ArrayList<>(waitingRetries)) {
+      r.abandon();
+    }
     pushPool.close();
     replicaPool.close();
     pool.close();

@@ -14,6 +14,7 @@ import io.netty.util.AttributeKey;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -46,6 +47,9 @@ public final class TransportClientPool implements Closeable {
   /** Run on every new connection before it is handed out; null for none. */
   private final ConnectionHandshake handshake;
 
+  private final String name;
+  private volatile boolean closed;
+
   public TransportClientPool(String name, NetworkConf conf, MessageSchema schema) {
     this(name, conf, schema, null);
   }
@@ -56,6 +60,7 @@ public final class TransportClientPool implements Closeable {
    */
   public TransportClientPool(
       String name, NetworkConf conf, MessageSchema schema, ConnectionHandshake handshake) {
+    this.name = name;
     this.conf = conf;
     this.handshake = handshake;
     this.group = Transports.newEventLoopGroup(conf, conf.ioThreads(), name + "-client");
@@ -118,7 +123,8 @@ public final class TransportClientPool implements Closeable {
    * A connection to {@code host:port}, never blocking: an open one, the connect already under way
    * for this slot (callers share it, so a host that does not answer costs one connect attempt, not
    * one per caller), or a new connect. The future fails with an {@link IOException} naming the
-   * server.
+   * server, and at once once the pool is closed: a caller's callbacks always run, so whatever they
+   * hold (a request's body) is given back.
    */
   public CompletableFuture<TransportClient> getAsync(String host, int port) {
     return getAsync(host, port, null);
@@ -130,20 +136,33 @@ public final class TransportClientPool implements Closeable {
    */
   public CompletableFuture<TransportClient> getAsync(String host, int port, String principal) {
     String server = host + ":" + port;
+    if (closed) {
+      return CompletableFuture.failedFuture(closedError(server));
+    }
     String as = handshake == null ? null : principal;
     String key = as == null ? server : server + " as " + as;
     @SuppressWarnings("unchecked")
     CompletableFuture<TransportClient>[] slots =
         clients.computeIfAbsent(key, k -> new CompletableFuture[conf.connectionsPerServer()]);
     int index = ThreadLocalRandom.current().nextInt(slots.length);
+    CompletableFuture<TransportClient> slot;
     synchronized (slots) {
-      CompletableFuture<TransportClient> slot = slots[index];
+      slot = slots[index];
       if (slot == null || !usable(slot)) {
         slot = connect(host, port, server, as);
         slots[index] = slot;
       }
-      return slot;
     }
+    if (closed) {
+      // closed while this connect started: its event loops may never answer it
+      slot.completeExceptionally(closedError(server));
+    }
+    return slot;
+  }
+
+  private IOException closedError(String server) {
+    return new IOException(
+        "Cannot reach Sluice server " + server + ": the client (" + name + ") is closed");
   }
 
   /** Connecting, or connected and still open. */
@@ -235,13 +254,40 @@ public final class TransportClientPool implements Closeable {
     }
   }
 
+  /**
+   * Closes every connection. Connects under way and requests unanswered then fail, and so do later
+   * requests: their callers' callbacks run, so the buffers those hold are released.
+   */
   @Override
   public void close() {
-    for (TransportClient client : openClients()) {
-      client.close();
+    closed = true;
+    Map<CompletableFuture<TransportClient>, String> slots = new IdentityHashMap<>();
+    for (Map.Entry<String, CompletableFuture<TransportClient>[]> e : clients.entrySet()) {
+      synchronized (e.getValue()) {
+        for (CompletableFuture<TransportClient> slot : e.getValue()) {
+          if (slot != null) {
+            slots.put(slot, e.getKey());
+          }
+        }
+      }
     }
     clients.clear();
+    for (CompletableFuture<TransportClient> slot : slots.keySet()) {
+      TransportClient client = connected(slot);
+      if (client != null) {
+        client.close();
+      }
+    }
     group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+    // the event loops are gone: what they left unanswered fails here
+    for (Map.Entry<CompletableFuture<TransportClient>, String> e : slots.entrySet()) {
+      TransportClient client = connected(e.getKey());
+      if (client != null) {
+        client.failAll(closedError(e.getValue()));
+      } else {
+        e.getKey().completeExceptionally(closedError(e.getValue()));
+      }
+    }
   }
 
   private static final class ResponseHandler extends ChannelInboundHandlerAdapter {

@@ -1,6 +1,7 @@
 package io.sluice.e2e.spark;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,9 +21,7 @@ import scala.Tuple2;
 /**
  * A Spark job past a server's limit per application fails its task with a message naming the
  * setting, and is not taken for lost data: no fetch failure, no map stage rerun. Spark in {@code
- * local[2, 4]} (four attempts a task) on real servers. (A job whose pushes are refused for its
- * stored-bytes limit is not run here: the job's abort, with pushes in flight, left Netty buffers
- * unreleased; {@code ApplicationLimitsIT} checks the refusal with the real pusher.)
+ * local[2, 4]} (four attempts a task) on real servers.
  */
 class SparkApplicationLimitsIT {
   private static final Duration BOUND = Duration.ofSeconds(120);
@@ -41,25 +40,28 @@ class SparkApplicationLimitsIT {
 
   @TempDir Path tmp;
 
-  /** Spark in {@code local[2,4]} (four attempts a task) on Sluice. */
-  private static SparkSession session(String servers) {
-    return SparkSession.builder()
-        .appName("SparkApplicationLimitsIT")
-        .master("local[2,4]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.shuffle.manager", SparkSessions.MANAGER)
-        .config("spark.shuffle.sort.io.plugin.class", SparkSessions.DATA_IO)
-        .config("spark.sluice.servers", servers)
-        .getOrCreate();
+  private static SparkSession session(String name, String servers, Map<String, String> extra) {
+    SparkSession.Builder b =
+        SparkSession.builder()
+            .appName(name)
+            .master("local[2,4]")
+            .config("spark.ui.enabled", "false")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.shuffle.manager", SparkSessions.MANAGER)
+            .config("spark.shuffle.sort.io.plugin.class", SparkSessions.DATA_IO)
+            .config("spark.sluice.servers", servers);
+    for (Map.Entry<String, String> e : extra.entrySet()) {
+      b = b.config(e.getKey(), e.getValue());
+    }
+    return b.getOrCreate();
   }
 
   /**
    * Records of 1 KB each, {@value #MAPS} maps of {@value #RECORDS_PER_MAP} (8 MB in all), counted
    * per reducer.
    */
-  private static List<Long> countPerReducer(SparkSession spark) {
+  private static List<Long> countPerReducer(SparkSession spark, boolean holdFirstStream) {
     return Jobs.jsc(spark)
         .parallelize(Jobs.range(MAPS), MAPS)
         .flatMapToPair(
@@ -80,7 +82,7 @@ class SparkApplicationLimitsIT {
         .mapPartitions(
             it -> {
               boolean first = TaskContext.get().attemptNumber() == 0;
-              if (!first) {
+              if (holdFirstStream && !first) {
                 // a retry reads once the reducer that held the stream is done
                 firstDone.await(60, TimeUnit.SECONDS);
               }
@@ -89,7 +91,7 @@ class SparkApplicationLimitsIT {
                 if (it.hasNext()) {
                   it.next();
                   n++;
-                  if (first) {
+                  if (holdFirstStream && first) {
                     // hold this reducer's stream open until the other reducer was refused its own
                     refused.await(10, TimeUnit.SECONDS);
                   }
@@ -99,13 +101,42 @@ class SparkApplicationLimitsIT {
                   n++;
                 }
               } catch (RuntimeException e) {
-                refused.countDown();
+                if (holdFirstStream) {
+                  refused.countDown();
+                }
                 throw e;
               }
-              firstDone.countDown();
+              if (holdFirstStream) {
+                firstDone.countDown();
+              }
               return List.of(n).iterator();
             })
         .collect();
+  }
+
+  @Test
+  void aJobPastItsStoredBytesLimitFailsNamingTheSetting() throws Exception {
+    try (SluiceServers servers = new SluiceServers(tmp, 1)) {
+      SparkSession spark =
+          session(
+              "SparkApplicationLimitsIT-stored",
+              servers.list(),
+              Map.of("spark.sluice.client.limits.maxStoredBytes", "1m"));
+      TaskFailureCounter failures = new TaskFailureCounter();
+      spark.sparkContext().addSparkListener(failures);
+      try {
+        assertThatThrownBy(
+                () -> BoundedQuery.run(spark, () -> countPerReducer(spark, false), BOUND))
+            .hasStackTraceContaining("QUOTA_EXCEEDED")
+            .hasStackTraceContaining("sluice.client.limits.maxStoredBytes");
+        assertThat(failures.failures)
+            .as("tasks of the aborted stage may also end killed")
+            .anySatisfy(f -> assertThat(f).contains("sluice.client.limits.maxStoredBytes"));
+        assertThat(failures.fetchFailures.get()).isZero();
+      } finally {
+        spark.stop();
+      }
+    }
   }
 
   @Test
@@ -113,11 +144,11 @@ class SparkApplicationLimitsIT {
     // 256 KiB chunks of about 4 MB per reducer: a reducer's stream stays open while it reads
     try (SluiceServers servers =
         new SluiceServers(tmp, 1, Map.of("sluice.app.maxOpenStreams", "1"))) {
-      SparkSession spark = session(servers.list());
+      SparkSession spark = session("SparkApplicationLimitsIT-streams", servers.list(), Map.of());
       TaskFailureCounter failures = new TaskFailureCounter();
       spark.sparkContext().addSparkListener(failures);
       try {
-        List<Long> counts = BoundedQuery.run(spark, () -> countPerReducer(spark), BOUND);
+        List<Long> counts = BoundedQuery.run(spark, () -> countPerReducer(spark, true), BOUND);
         assertThat(counts)
             .as("the refused reducer's next attempt reads once the other is done")
             .containsExactly((long) MAPS * RECORDS_PER_MAP / 2, (long) MAPS * RECORDS_PER_MAP / 2);

@@ -159,6 +159,12 @@ final class CoordinatorRequestHandler implements RequestHandler {
                 Messages.error(
                     id, Status.BAD_REQUEST, "shuffle " + h.getShuffleId() + ": " + e.getMessage()));
             return;
+          } catch (RuntimeException | Error e) {
+            // a callback's exception goes nowhere: unanswered, the reader would wait out
+            // sluice.coordinator.commitTimeout
+            LOG.error("Coordinator failed to page the commit of shuffle {}", h.getShuffleId(), e);
+            channel.writeAndFlush(Messages.error(id, Status.INTERNAL_ERROR, e.toString()));
+            return;
           }
           channel.writeAndFlush(Messages.response(ok(id).setCommitted(page).build()));
         });

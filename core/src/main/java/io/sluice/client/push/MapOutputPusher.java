@@ -624,10 +624,12 @@ public final class MapOutputPusher implements Closeable {
                           why));
                 });
           };
-      if (context.schedule(retry, delay)) {
-        return;
-      }
-      // the client is closed (its application stops): give up, which releases the push's body
+      String closed = " given up: the Sluice client closed before its retry";
+      context.scheduleRetry(
+          retry,
+          () -> done(push, new IOException(describe(push.partition) + closed, cause)),
+          delay);
+      return;
     }
     done(
         push,
