@@ -83,7 +83,10 @@ final class SparkBenchmark {
     static final Map<String, SparkLine> KNOWN =
         new TreeMap<>(
             Map.of(
+                "3.3", new SparkLine("2.12", "spark3.3_2.12"),
+                "3.4", new SparkLine("2.12", "spark3.4_2.12"),
                 "3.5", new SparkLine("2.12", "spark3.5_2.12"),
+                "4.0", new SparkLine("2.13", "spark4.0_2.13"),
                 "4.2", new SparkLine("2.13", "spark4.2_2.13")));
 
     final String scala;

@@ -67,8 +67,8 @@ final class SparkBenchmarkOptions {
       names = "--spark-line",
       description =
           "The Spark line the jobs run on, with its own jars and the Sluice client's shaded jar"
-              + " for it (from benchmarks/spark<line>_<scala>/target/lib): 3.5 (Scala 2.12) or"
-              + " 4.2 (Scala 2.13)")
+              + " for it (from benchmarks/spark<line>_<scala>/target/lib): 3.3, 3.4 or 3.5 (Scala"
+              + " 2.12), 4.0 or 4.2 (Scala 2.13)")
   String sparkLine = "3.5";
 
   @Parameter(names = "--executor-memory", description = "Heap of each of the two executors")

@@ -115,8 +115,12 @@ class TarballIT {
     }
     assertThat(names(home.resolve("jars")))
         .containsExactlyInAnyOrder(
+            "sluice-spark-client-" + version + "-spark3.3_2.12-shaded.jar",
+            "sluice-spark-client-" + version + "-spark3.4_2.12-shaded.jar",
+            "sluice-spark-client-" + version + "-spark3.4_2.13-shaded.jar",
             "sluice-spark-client-" + version + "-spark3.5_2.12-shaded.jar",
             "sluice-spark-client-" + version + "-spark3.5_2.13-shaded.jar",
+            "sluice-spark-client-" + version + "-spark4.0_2.13-shaded.jar",
             "sluice-spark-client-" + version + "-spark4.2_2.13-shaded.jar",
             "sluice-flink-client-" + version + "-shaded.jar",
             "sluice-flink-client-" + version + "-flink2.3-shaded.jar",
@@ -152,12 +156,19 @@ class TarballIT {
         .contains("WARN", "temporary directory", "--dirs");
     assertThat(logDir.resolve("gc.log")).isRegularFile();
 
-    Result job = sparkJob("127.0.0.1:" + port);
+    Result job = sparkJob("127.0.0.1:" + port, "spark3.5_2.12");
     assertThat(job.code).as("the Spark job: %s", job.output).isZero();
     assertThat(job.output)
         .contains("shuffle manager: " + SparkJob.MANAGER)
         .contains("keys: 1000, counts per key: [100]");
     assertThat(pushedBytes(logDir)).as("bytes pushed to the daemon").isPositive();
+
+    // another line's jar refuses this Spark (3.5 on Scala 2.12), naming the jar to install
+    Result wrongJar = sparkJob("127.0.0.1:" + port, "spark3.4_2.12");
+    assertThat(wrongJar.code).as("the job with the Spark 3.4 jar").isNotZero();
+    assertThat(wrongJar.output)
+        .contains("-spark3.4_2.12-shaded.jar) is built for Spark 3.4 on Scala 2.12")
+        .contains("Install sluice-spark-client-" + version + "-spark3.5_2.12-shaded.jar instead");
 
     Result stop = script(Map.of(), "stop");
     assertThat(stop.code).as("stop: %s", stop.output).isZero();
@@ -234,9 +245,12 @@ class TarballIT {
     return run(builder, root.resolve("script-" + args[0] + ".txt"), 2 * WAIT_SECONDS + 30);
   }
 
-  /** {@link SparkJob} in a JVM of Spark's class path and the tarball's Spark 3.5 jar alone. */
-  private static Result sparkJob(String servers) throws Exception {
-    Path jar = home.resolve("jars/sluice-spark-client-" + version + "-spark3.5_2.12-shaded.jar");
+  /**
+   * {@link SparkJob} in a JVM of Spark's class path (Spark 3.5, Scala 2.12) and the tarball's jar of
+   * Spark line {@code line} alone.
+   */
+  private static Result sparkJob(String servers, String line) throws Exception {
+    Path jar = home.resolve("jars/sluice-spark-client-" + version + "-" + line + "-shaded.jar");
     assertThat(jar).isRegularFile();
     List<String> command = new ArrayList<>();
     command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
@@ -253,7 +267,7 @@ class TarballIT {
     command.add(servers);
     ProcessBuilder builder = new ProcessBuilder(command);
     builder.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
-    return run(builder, root.resolve("spark-job.txt"), 240);
+    return run(builder, root.resolve("spark-job-" + line + ".txt"), 240);
   }
 
   private static Result run(ProcessBuilder builder, Path output, long waitSeconds)

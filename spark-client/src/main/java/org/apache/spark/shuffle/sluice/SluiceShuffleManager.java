@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * Spark's shuffle through Sluice: set {@code spark.shuffle.manager} to this class and {@code
  * spark.sluice.servers} to the servers (and, for stateless executors and dynamic allocation without
  * the external shuffle service, {@code spark.shuffle.sort.io.plugin.class} to {@link
- * SluiceShuffleDataIO}). Spark 3.5 creates the manager before it fetches {@code --jars}, so there
+ * SluiceShuffleDataIO}). Spark 3.x creates the manager before it fetches {@code --jars}, so there
  * the client jar goes on {@code spark.driver.extraClassPath} and {@code
  * spark.executor.extraClassPath}; Spark 4 loads it from {@code --jars}.
  *
@@ -62,6 +62,7 @@ public class SluiceShuffleManager extends SortShuffleManager {
   /** With the configuration's warnings sent to {@code configWarnings} (tests). */
   SluiceShuffleManager(SparkConf conf, boolean isDriver, Consumer<String> configWarnings) {
     super(conf);
+    SparkLines.checkRunning(); // first: a jar of another Spark line fails later, and obscurely
     if (isDriver) { // once per application; first, as a misspelled key may be why a check fails
       for (String warning : SparkSluiceConf.unknownKeyWarnings(conf)) {
         configWarnings.accept("Spark configuration: " + warning);

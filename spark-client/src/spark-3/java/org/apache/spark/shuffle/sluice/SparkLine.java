@@ -11,17 +11,14 @@ import scala.Option;
 import scala.math.Ordering;
 
 /**
- * What differs between the Spark lines the client is built for, on Spark 3.5 (Scala 2.12 and 2.13).
- * The Spark 4 line has its own class of this name ({@code spark-client/src/spark-4}); each build
- * compiles exactly one.
+ * What differs between the Spark lines the client is built for, on Spark 3.3 to 4.0 (Scala 2.12 and
+ * 2.13). Spark 4.1 and later have their own class of this name ({@code spark-client/src/spark-4});
+ * each build compiles exactly one. Which Spark a jar runs in is checked by {@link SparkLines}.
  */
 final class SparkLine {
-  /** The line, as in the shaded jar's name. */
-  static final String NAME = "3.5";
-
   private SparkLine() {}
 
-  /** Spark 3.5 has no order-independent map output checksum: nothing to compute. */
+  /** Spark before 4.1 has no order-independent map output checksum: nothing to compute. */
   static MapChecksum mapChecksum(ShuffleDependency<?, ?, ?> dep) {
     return MapChecksum.NONE;
   }

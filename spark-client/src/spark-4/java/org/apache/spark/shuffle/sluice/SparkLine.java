@@ -12,9 +12,9 @@ import scala.Option;
 import scala.math.Ordering;
 
 /**
- * What differs between the Spark lines the client is built for, on Spark 4 (Scala 2.13). The 3.5
- * line has its own class of this name ({@code spark-client/src/spark-3}); each build compiles
- * exactly one.
+ * What differs between the Spark lines the client is built for, on Spark 4.1 and later (Scala
+ * 2.13). The lines before have their own class of this name ({@code spark-client/src/spark-3});
+ * each build compiles exactly one.
  *
  * <p>Spark 4.1 added an order-independent checksum of each map's output ({@code
  * spark.sql.shuffle.orderIndependentChecksum.enabled}): the scheduler compares it across attempts
@@ -23,9 +23,6 @@ import scala.math.Ordering;
  * and reports it in the map status.
  */
 final class SparkLine {
-  /** The line, as in the shaded jar's name. */
-  static final String NAME = "4";
-
   private static final RowBasedChecksum[] NO_ROW_CHECKSUMS = new RowBasedChecksum[0];
 
   private SparkLine() {}

@@ -32,12 +32,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A Spark 3.5 application in YARN client mode on a MiniYARNCluster whose NodeManager runs the
+ * A Spark 3.4 application in YARN client mode on a MiniYARNCluster whose NodeManager runs the
  * Sluice aux service from its shaded jar and no Spark external shuffle service, with dynamic
  * allocation on and the Spark client's shaded jar as the only Sluice jar; the servers are found
  * through YARN (no {@code spark.sluice.servers}). An AQE skew join gives the built-in shuffle's
  * result, and executors released while a shuffle waits to be read take no map output with them:
- * the next read runs on new executors without rerunning a map.
+ * the next read runs on new executors without rerunning a map. Spark 3.4 cannot be told that the
+ * shuffle storage is reliable (3.5 can), so dynamic allocation runs with shuffle tracking, as the
+ * README tells 3.3 and 3.4 users, and a short tracking timeout releases the executors.
  */
 class SparkOnYarnIT {
   private static final String AUX_SERVICE = "sluice_shuffle";
@@ -136,7 +138,7 @@ class SparkOnYarnIT {
   /**
    * Client mode against the MiniYARNCluster: its configuration as {@code spark.hadoop.*}, every jar
    * of this JVM's class path (Spark, Hadoop, the Sluice client jar) as {@code local:} jars of the
-   * containers, dynamic allocation without the external shuffle service or shuffle tracking.
+   * containers, dynamic allocation without the external shuffle service, with shuffle tracking.
    */
   private static SparkSession yarnSession() throws Exception {
     String java = System.getProperty("java.home");
@@ -163,7 +165,8 @@ class SparkOnYarnIT {
             .config("spark.sluice.fallback", "never")
             .config("spark.shuffle.service.enabled", "false")
             .config("spark.dynamicAllocation.enabled", "true")
-            .config("spark.dynamicAllocation.shuffleTracking.enabled", "false")
+            .config("spark.dynamicAllocation.shuffleTracking.enabled", "true")
+            .config("spark.dynamicAllocation.shuffleTracking.timeout", "2s")
             .config("spark.dynamicAllocation.minExecutors", "0")
             .config("spark.dynamicAllocation.initialExecutors", "1")
             .config("spark.dynamicAllocation.maxExecutors", "2")
