@@ -159,7 +159,7 @@ final class CoordinatorRequestHandler implements RequestHandler {
                 Messages.error(
                     id, Status.BAD_REQUEST, "shuffle " + h.getShuffleId() + ": " + e.getMessage()));
             return;
-          } catch (RuntimeException | Error e) {
+          } catch (RuntimeException e) {
             // a callback's exception goes nowhere: unanswered, the reader would wait out
             // sluice.coordinator.commitTimeout
             LOG.error("Coordinator failed to page the commit of shuffle {}", h.getShuffleId(), e);
