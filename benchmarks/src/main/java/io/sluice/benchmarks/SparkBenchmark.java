@@ -244,6 +244,7 @@ final class SparkBenchmark {
       args.add("workloads=" + options.workloads);
       args.add("scale=" + options.scale);
       args.add("warmups=" + options.warmups);
+      args.add("coldStart=" + options.coldStart);
       args.add("executorMemory=" + options.executorMemory);
       args.add("executorJavaOptions=" + options.executorJavaOptions);
       args.add("scala=" + line.scala);
@@ -599,6 +600,8 @@ final class SparkBenchmark {
               + Json.num(options.scale)
               + ",\"warmups\":"
               + options.warmups
+              + ",\"coldStart\":"
+              + options.coldStart
               + ",\"checksums\":"
               + Json.str(options.checksums)
               + ",\"replication\":"

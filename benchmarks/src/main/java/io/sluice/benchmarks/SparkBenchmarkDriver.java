@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.spark.sql.SparkSession;
 
 /**
@@ -22,9 +23,10 @@ import org.apache.spark.sql.SparkSession;
  * (signature and note Base64 of UTF-8). Other lines are progress for people.
  *
  * <p>Arguments, {@code key=value}: {@code workloads} (names, comma-separated), {@code scale},
- * {@code executorMemory}, {@code executorJavaOptions}, {@code scala} (the line's Scala version) and
- * one {@code run} per shuffle, in order: {@code COLUMN:builtin} or {@code
- * COLUMN:sluice:SERVERS:FACTOR:CHECKSUMS} (servers separated by {@code ;}, checksums on or off).
+ * {@code warmups}, {@code coldStart} (the timed runs on fresh executors), {@code executorMemory},
+ * {@code executorJavaOptions}, {@code scala} (the line's Scala version) and one {@code run} per
+ * shuffle, in order: {@code COLUMN:builtin} or {@code COLUMN:sluice:SERVERS:FACTOR:CHECKSUMS}
+ * (servers separated by {@code ;}, checksums on or off).
  */
 final class SparkBenchmarkDriver {
   static final String BEGIN = "@@begin";
@@ -72,6 +74,7 @@ final class SparkBenchmarkDriver {
   private void runAll() {
     Map<String, SparkWorkloads.Workload> all = workloads(Double.parseDouble(settings.get("scale")));
     int warmups = Integer.parseInt(settings.get("warmups"));
+    boolean coldStart = Boolean.parseBoolean(settings.get("coldStart"));
     List<SparkWorkloads.Workload> workloads = new ArrayList<>();
     for (String name : settings.get("workloads").split(",")) {
       workloads.add(all.get(name.trim()));
@@ -81,12 +84,19 @@ final class SparkBenchmarkDriver {
       int column = Integer.parseInt(parts[0]);
       boolean builtin = parts[1].equals("builtin");
       Map<String, String> conf = builtin ? Map.of() : sluiceConf(parts);
-      SparkSession spark = session("shuffle-bench-" + (builtin ? "builtin" : "sluice"), conf);
+      String name = "shuffle-bench-" + (builtin ? "builtin" : "sluice");
+      SparkSession spark = session(name, conf);
       try {
         for (SparkWorkloads.Workload w : workloads) {
           for (int i = 1; i <= warmups; i++) {
             out.println("# " + w.name() + " (" + w.describe() + ") on " + run + ": warm-up " + i);
             w.run(spark);
+          }
+          if (coldStart) {
+            out.println("# " + w.name() + " on " + run + ": fresh executors for the timed run");
+            spark.stop();
+            spark = session(name, conf);
+            awaitExecutors(spark);
           }
           out.println(BEGIN + " " + w.name() + " " + column);
           long start = System.nanoTime();
@@ -159,6 +169,23 @@ final class SparkBenchmarkDriver {
       b = b.config("spark.executor.extraJavaOptions", javaOptions);
     }
     return b.getOrCreate();
+  }
+
+  /** Waits until both executors of the local cluster registered, so none starts in a timed run. */
+  private static void awaitExecutors(SparkSession spark) {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+    // the driver is listed too
+    while (spark.sparkContext().statusTracker().getExecutorInfos().length < 3) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("the local cluster's two executors did not start in 2 min");
+      }
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for executors", e);
+      }
+    }
   }
 
   static int megabytes(String size) {

@@ -24,6 +24,15 @@ final class SparkBenchmarkOptions {
   int warmups = 2;
 
   @Parameter(
+      names = "--cold-start",
+      description =
+          "Time each workload on fresh executors: the warm-ups run in an application of their"
+              + " own, stopped before the timed run's application starts, so the timed run pays"
+              + " a first job's cost (class loading, JIT) on the executors while the Sluice"
+              + " servers stay as warm as the warm-ups left them (both shuffles alike)")
+  boolean coldStart = false;
+
+  @Parameter(
       names = "--workloads",
       description =
           "Comma-separated workloads to run: repartition, small-blocks, skew-join,"

@@ -63,6 +63,15 @@ final class SluiceServers implements AutoCloseable {
     return count("sluice.server.sort.indexedRangeReads");
   }
 
+  /** Shuffle commits all servers answered. */
+  long commits() {
+    long n = 0;
+    for (ShuffleServer s : servers) {
+      n += s.metrics().commitLatency().getCount();
+    }
+    return n;
+  }
+
   private long count(String meter) {
     long n = 0;
     for (ShuffleServer s : servers) {

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.api.java.JavaPairRDD;
@@ -307,6 +308,32 @@ class SparkShuffleIT {
       assertThat(failures.retriedStages.get()).isGreaterThan(0);
       assertThat(failures.shuffleMapTasks.get()).isGreaterThanOrEqualTo(4); // the maps reran
     }
+  }
+
+  @Test
+  void aCompletedMapStageIsCommittedBeforeAnyReaderAsks() throws Exception {
+    JavaPairRDD<Integer, Long> sums =
+        Jobs.jsc(spark)
+            .parallelize(Jobs.range(2_000), 3)
+            .mapToPair(i -> new Tuple2<>(i % 11, (long) i))
+            .reduceByKey(Long::sum, 4);
+    ShuffleDependency<?, ?, ?> dep = (ShuffleDependency<?, ?, ?>) sums.rdd().dependencies().head();
+    long before = servers.commits();
+
+    // the map stage alone, as AQE runs its query stages: no reduce task ever reads the shuffle
+    spark.sparkContext().submitMapStage(dep).get();
+
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (servers.commits() == before && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    assertThat(servers.commits()).as("commits answered by the servers").isGreaterThan(before);
+    // and the reduce stage reads that commit
+    Map<Integer, Long> expectedSums = new HashMap<>();
+    for (int i : Jobs.range(2_000)) {
+      expectedSums.merge(i % 11, (long) i, Long::sum);
+    }
+    assertThat(sums.collectAsMap()).isEqualTo(expectedSums);
   }
 
   @Test

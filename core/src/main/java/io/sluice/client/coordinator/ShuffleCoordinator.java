@@ -390,14 +390,15 @@ public final class ShuffleCoordinator implements Closeable {
   }
 
   /**
-   * Leaves the start of each commit to the shuffle's readers ({@link #awaitCommit} with {@code
-   * commitNow}, which an engine's reader sends once its scheduler has the map stage complete)
-   * instead of starting it when every map reported an end. For an engine whose scheduler, not the
-   * first report of each map, decides which attempts count: in Spark a map task reports its end and
-   * can still fail or be discarded (a barrier stage failed after the barrier, an executor lost),
-   * and its rerun then pushes to the same generation; a commit started by the stale report would
-   * refuse the rerun's pushes (STAGE_ENDED), failing the task and, in a barrier stage, the whole
-   * attempt.
+   * Leaves the start of each commit to the engine: its scheduler when it finds the map stage
+   * complete ({@link #commitIfRegistered}), or else the shuffle's first reader ({@link
+   * #awaitCommit} with {@code commitNow}, which a reader sends once its scheduler has the map stage
+   * complete), instead of starting it when every map reported an end. For an engine whose
+   * scheduler, not the first report of each map, decides which attempts count: in Spark a map task
+   * reports its end and can still fail or be discarded (a barrier stage failed after the barrier,
+   * an executor lost), and its rerun then pushes to the same generation; a commit started by the
+   * stale report would refuse the rerun's pushes (STAGE_ENDED), failing the task and, in a barrier
+   * stage, the whole attempt.
    */
   public void commitWhenReadersAsk() {
     commitOnLastMapEnd = false;
@@ -409,7 +410,26 @@ public final class ShuffleCoordinator implements Closeable {
    * with pages of its splits ({@link SplitPages}); the coordinator asks for every page.
    */
   public CompletableFuture<ShuffleCommit> commit(int shuffleId) {
-    CoordinatedShuffle s = shuffle(shuffleId);
+    return commit(shuffle(shuffleId), shuffleId);
+  }
+
+  /**
+   * Starts the commit of a shuffle (or generation) whose every map the engine's scheduler has just
+   * found complete, so that it runs while the reduce stage is being scheduled rather than after its
+   * first reader asks. Nothing when it is not registered (any more) or its commit has started.
+   *
+   * @return whether the shuffle is registered
+   */
+  public boolean commitIfRegistered(int shuffleId) {
+    CoordinatedShuffle s = shuffles.get(shuffleId);
+    if (s == null) {
+      return false;
+    }
+    commit(s, shuffleId);
+    return true;
+  }
+
+  private CompletableFuture<ShuffleCommit> commit(CoordinatedShuffle s, int shuffleId) {
     if (!s.startCommit()) {
       return s.committed();
     }

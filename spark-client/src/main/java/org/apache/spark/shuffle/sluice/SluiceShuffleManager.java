@@ -8,8 +8,10 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import org.apache.spark.MapOutputTrackerMaster;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.SparkException;
 import org.apache.spark.TaskContext;
@@ -86,7 +88,7 @@ public class SluiceShuffleManager extends SortShuffleManager {
     }
     ShuffleCoordinator c;
     try {
-      c = coordinator();
+      c = coordinator(dep.rdd().sparkContext());
       c.registerShuffle(shuffleId, numMaps, numPartitions);
     } catch (IOException e) {
       if (fallback.whenNoServerTakesIt()) {
@@ -126,7 +128,7 @@ public class SluiceShuffleManager extends SortShuffleManager {
    *
    * @throws IOException when no server is configured or found, or the coordinator cannot start
    */
-  private synchronized ShuffleCoordinator coordinator() throws IOException {
+  private synchronized ShuffleCoordinator coordinator(SparkContext sc) throws IOException {
     if (!isDriver) {
       throw new IllegalStateException("shuffles are registered on the driver only");
     }
@@ -154,8 +156,14 @@ public class SluiceShuffleManager extends SortShuffleManager {
         throw new IOException(
             "cannot start the Sluice coordinator of app " + appId + ": " + e.getMessage(), e);
       }
-      // Spark's scheduler decides when a map stage is complete; its reducers start the commit
+      // Spark's scheduler decides when a map stage is complete: its completion or else the
+      // first reducer starts the commit
       coordinator.commitWhenReadersAsk();
+      sc.addSparkListener(
+          new MapStageCommits(
+              this::runningCoordinator,
+              () -> (MapOutputTrackerMaster) SparkEnv.get().mapOutputTracker(),
+              shuffleId -> !builtIn.contains(shuffleId)));
       for (String earlier : attempt.earlierAppIds()) {
         coordinator.releaseApplication(earlier);
       }
@@ -166,6 +174,11 @@ public class SluiceShuffleManager extends SortShuffleManager {
           coordinator.port(),
           servers);
     }
+    return coordinator;
+  }
+
+  /** The coordinator, or null before the first shuffle and after {@link #stop}. */
+  private synchronized ShuffleCoordinator runningCoordinator() {
     return coordinator;
   }
 
@@ -213,10 +226,7 @@ public class SluiceShuffleManager extends SortShuffleManager {
     if (builtIn.remove(shuffleId)) {
       return true;
     }
-    ShuffleCoordinator c;
-    synchronized (this) {
-      c = coordinator;
-    }
+    ShuffleCoordinator c = runningCoordinator();
     if (c != null) {
       c.unregisterShuffle(shuffleId);
     }
