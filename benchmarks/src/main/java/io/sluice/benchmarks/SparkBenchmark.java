@@ -116,6 +116,10 @@ final class SparkBenchmark {
     // the second Sluice run: without checksums (--checksums both) or with factor 1 (--replication
     // both)
     private static final int OTHER = 2;
+    // the servers' counters (Servers.counters)
+    private static final int SHUFFLED = 0;
+    private static final int READ = 1;
+    private static final int BATCHES = 2;
     private static final double GIB = 1024.0 * 1024 * 1024;
     private final String[] modes = {"built-in", "sluice", "sluice"};
 
@@ -139,7 +143,9 @@ final class SparkBenchmark {
     }
 
     private List<SparkWorkloads.Workload> workloads() {
-      Map<String, SparkWorkloads.Workload> all = SparkBenchmarkDriver.workloads(options.scale);
+      Map<String, SparkWorkloads.Workload> all =
+          SparkBenchmarkDriver.workloads(
+              options.scale, options.smallBlocksMaps, options.smallBlocksReducers);
       List<SparkWorkloads.Workload> chosen = new ArrayList<>();
       for (String name : options.workloads.split(",")) {
         chosen.add(all.get(name.trim()));
@@ -245,6 +251,7 @@ final class SparkBenchmark {
       args.add("scale=" + options.scale);
       args.add("warmups=" + options.warmups);
       args.add("coldStart=" + options.coldStart);
+      args.add("smallBlocks=" + options.smallBlocksMaps + "x" + options.smallBlocksReducers);
       args.add("executorMemory=" + options.executorMemory);
       args.add("executorJavaOptions=" + options.executorJavaOptions);
       args.add("scala=" + line.scala);
@@ -287,8 +294,7 @@ final class SparkBenchmark {
       Process process = child.start();
       CpuMeter.Snapshot cpuBefore = null;
       DiskEmulation.Counters diskBefore = null;
-      long bytesBefore = 0;
-      long readBefore = 0;
+      long[] countersBefore = null;
       try (BufferedReader lines =
           new BufferedReader(
               new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
@@ -298,8 +304,7 @@ final class SparkBenchmark {
           if (f[0].equals(SparkBenchmarkDriver.BEGIN)) {
             diskBefore = disk == null ? null : disk.counters();
             cpuBefore = servers.cpu();
-            bytesBefore = servers.bytesShuffled();
-            readBefore = servers.bytesRead();
+            countersBefore = servers.counters();
           } else if (f[0].equals(SparkBenchmarkDriver.END)) {
             int column = Integer.parseInt(f[2]);
             if (disk != null) {
@@ -316,8 +321,7 @@ final class SparkBenchmark {
                 SparkBenchmarkDriver.decode(f[5]),
                 column == BUILTIN ? null : servers,
                 cpuBefore,
-                bytesBefore,
-                readBefore);
+                countersBefore);
           } else {
             out.println(text);
           }
@@ -336,8 +340,7 @@ final class SparkBenchmark {
         String note,
         Servers servers,
         CpuMeter.Snapshot cpuBefore,
-        long bytesBefore,
-        long readBefore) {
+        long[] countersBefore) {
       String mode = modes[column];
       results.seconds.get(workload)[column] = seconds;
       results.signatures.get(workload)[column] = signature;
@@ -353,8 +356,10 @@ final class SparkBenchmark {
           servers.cpuSupported()
               ? (cpuAfter.serverNanos - cpuBefore.serverNanos) / 1e9
               : Double.NaN;
-      long bytes = servers.bytesShuffled() - bytesBefore;
-      long read = servers.bytesRead() - readBefore;
+      long[] counters = servers.counters();
+      long bytes = counters[SHUFFLED] - countersBefore[SHUFFLED];
+      long read = counters[READ] - countersBefore[READ];
+      results.batches.get(workload)[column] = counters[BATCHES] - countersBefore[BATCHES];
       results.serverCpuSeconds.get(workload)[column] = cpu;
       results.bytesShuffled.get(workload)[column] = bytes;
       results.bytesRead.get(workload)[column] = read;
@@ -393,6 +398,7 @@ final class SparkBenchmark {
       final Map<String, double[]> serverCpuSeconds = new LinkedHashMap<>();
       final Map<String, long[]> bytesShuffled = new LinkedHashMap<>();
       final Map<String, long[]> bytesRead = new LinkedHashMap<>();
+      final Map<String, long[]> batches = new LinkedHashMap<>();
       final Map<String, String> notes = new LinkedHashMap<>();
       final Map<String, DiskEmulation.Counters[]> disk = new LinkedHashMap<>();
 
@@ -404,6 +410,7 @@ final class SparkBenchmark {
           serverCpuSeconds.put(w.name(), new double[3]);
           bytesShuffled.put(w.name(), new long[3]);
           bytesRead.put(w.name(), new long[3]);
+          batches.put(w.name(), new long[3]);
         }
       }
 
@@ -455,21 +462,24 @@ final class SparkBenchmark {
         return cpu.snapshot();
       }
 
-      long bytesRead() {
-        long bytes = 0;
-        for (MetricRegistry registry : registries) {
-          bytes += registry.meter(ServerMetrics.PREFIX + "bytesRead").getCount();
-        }
-        return bytes;
+      /**
+       * {@link #SHUFFLED} (bytes pushed, replica copies not counted), {@link #READ} (bytes served)
+       * and {@link #BATCHES} (batches pushed) so far.
+       */
+      long[] counters() {
+        return new long[] {
+          count("bytesPushed") - count("replicaBytesPushed"),
+          count("bytesRead"),
+          count("batchesPushed")
+        };
       }
 
-      long bytesShuffled() {
-        long bytes = 0;
+      private long count(String meter) {
+        long n = 0;
         for (MetricRegistry registry : registries) {
-          bytes += registry.meter(ServerMetrics.PREFIX + "bytesPushed").getCount();
-          bytes -= registry.meter(ServerMetrics.PREFIX + "replicaBytesPushed").getCount();
+          n += registry.meter(ServerMetrics.PREFIX + meter).getCount();
         }
-        return bytes;
+        return n;
       }
 
       @Override
@@ -511,6 +521,11 @@ final class SparkBenchmark {
         double otherCpuPerGiB = both ? results.serverCpuPerGiB(w.name(), OTHER) : Double.NaN;
         long bytes = results.bytesShuffled.get(w.name())[SLUICE];
         long read = results.bytesRead.get(w.name())[SLUICE];
+        long batches = results.batches.get(w.name())[SLUICE];
+        double microsPerBatch =
+            batches > 0
+                ? results.serverCpuSeconds.get(w.name())[SLUICE] * 1e6 / batches
+                : Double.NaN;
         double floorPerGiB =
             floor == null || bytes == 0 ? Double.NaN : floor.seconds(bytes, read) / (bytes / GIB);
         totalOn += s[SLUICE];
@@ -550,6 +565,10 @@ final class SparkBenchmark {
                 + Json.num(cpuPerGiB)
                 + ",\"bytesRead\":"
                 + read
+                + ",\"batchesPushed\":"
+                + batches
+                + ",\"serverCpuMicrosPerBatch\":"
+                + Json.num(microsPerBatch)
                 + ",\"kernelFloorCpuSecondsPerGiB\":"
                 + Json.num(floorPerGiB)
                 + (both

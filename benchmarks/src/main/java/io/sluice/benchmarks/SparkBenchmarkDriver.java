@@ -23,10 +23,10 @@ import org.apache.spark.sql.SparkSession;
  * (signature and note Base64 of UTF-8). Other lines are progress for people.
  *
  * <p>Arguments, {@code key=value}: {@code workloads} (names, comma-separated), {@code scale},
- * {@code warmups}, {@code coldStart} (the timed runs on fresh executors), {@code executorMemory},
- * {@code executorJavaOptions}, {@code scala} (the line's Scala version) and one {@code run} per
- * shuffle, in order: {@code COLUMN:builtin} or {@code COLUMN:sluice:SERVERS:FACTOR:CHECKSUMS}
- * (servers separated by {@code ;}, checksums on or off).
+ * {@code warmups}, {@code coldStart} (the timed runs on fresh executors), {@code smallBlocks}
+ * (MAPSxREDUCERS), {@code executorMemory}, {@code executorJavaOptions}, {@code scala} (the line's
+ * Scala version) and one {@code run} per shuffle, in order: {@code COLUMN:builtin} or {@code
+ * COLUMN:sluice:SERVERS:FACTOR:CHECKSUMS} (servers separated by {@code ;}, checksums on or off).
  */
 final class SparkBenchmarkDriver {
   static final String BEGIN = "@@begin";
@@ -60,11 +60,17 @@ final class SparkBenchmarkDriver {
     new SparkBenchmarkDriver(settings, runs, System.out).runAll();
   }
 
-  /** The workloads by name, at {@code scale}. */
-  static Map<String, SparkWorkloads.Workload> workloads(double scale) {
+  /**
+   * The workloads by name, at {@code scale}; small-blocks with {@code smallBlocksMaps} x {@code
+   * smallBlocksReducers} (400 x 2000 by default).
+   */
+  static Map<String, SparkWorkloads.Workload> workloads(
+      double scale, int smallBlocksMaps, int smallBlocksReducers) {
     Map<String, SparkWorkloads.Workload> all = new LinkedHashMap<>();
     all.put("repartition", SparkWorkloads.repartition(8, (int) (1_250_000 * scale), 16));
-    all.put("small-blocks", SparkWorkloads.smallBlocks(400, 2000, (int) (4_000 * scale)));
+    all.put(
+        "small-blocks",
+        SparkWorkloads.smallBlocks(smallBlocksMaps, smallBlocksReducers, (int) (4_000 * scale)));
     all.put("skew-join", SparkWorkloads.skewJoin((long) (2_000_000 * scale), 200_000, 80));
     all.put("small-shuffles", SparkWorkloads.smallShuffles(30, 8, (int) (4_000 * scale), 200));
     all.put("local-reader", SparkWorkloads.localReader((long) (6_000_000 * scale), 8));
@@ -72,7 +78,12 @@ final class SparkBenchmarkDriver {
   }
 
   private void runAll() {
-    Map<String, SparkWorkloads.Workload> all = workloads(Double.parseDouble(settings.get("scale")));
+    String[] shape = settings.get("smallBlocks").split("x");
+    Map<String, SparkWorkloads.Workload> all =
+        workloads(
+            Double.parseDouble(settings.get("scale")),
+            Integer.parseInt(shape[0]),
+            Integer.parseInt(shape[1]));
     int warmups = Integer.parseInt(settings.get("warmups"));
     boolean coldStart = Boolean.parseBoolean(settings.get("coldStart"));
     List<SparkWorkloads.Workload> workloads = new ArrayList<>();

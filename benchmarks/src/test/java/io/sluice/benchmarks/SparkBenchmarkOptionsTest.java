@@ -65,6 +65,29 @@ class SparkBenchmarkOptionsTest {
   }
 
   @Test
+  void aSmallBlocksShapeThatIsNotMapsByReducersIsRefused() {
+    assertThat(refusal("--small-blocks-shape", "100"))
+        .contains("--small-blocks-shape must be MAPSxREDUCERS")
+        .contains("not '100'");
+    assertThat(refusal("--small-blocks-shape", "0x400")).contains("not '0x400'");
+  }
+
+  @Test
+  void aSmallBlocksShapeSetsTheWorkloadsMapsAndReducers() {
+    SparkBenchmarkOptions options = new SparkBenchmarkOptions();
+    com.beust.jcommander.JCommander.newBuilder()
+        .addObject(options)
+        .build()
+        .parse("--small-blocks-shape", "100x400");
+    assertThat(options.problem()).isNull();
+    assertThat(
+            SparkBenchmarkDriver.workloads(1, options.smallBlocksMaps, options.smallBlocksReducers)
+                .get("small-blocks")
+                .describe())
+        .startsWith("100 maps x 400 reducers");
+  }
+
+  @Test
   void warmupsOutsideTheirRangeAreRefusedBeforeAnythingStarts() {
     assertThat(refusal("--warmups", "-1")).contains("--warmups must be between 0 and 10, not -1");
     assertThat(refusal("--warmups", "11")).contains("not 11");

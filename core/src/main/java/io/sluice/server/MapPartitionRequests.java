@@ -225,6 +225,7 @@ final class MapPartitionRequests {
     file.append(h.getRegionIndex(), h.getSequence(), body);
     request.handOver();
     metrics.bytesPushed().mark(bytes);
+    metrics.batchesPushed().mark();
     registry.countPushed(shuffle, bytes);
     if (h.getReplica()) {
       metrics.replicaBytesPushed().mark(bytes);

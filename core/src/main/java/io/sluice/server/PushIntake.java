@@ -89,7 +89,7 @@ final class PushIntake {
         tryAccept(
             shuffle, h.getPartitionId(), h.getEpoch(), body, request.reservedBytes() == bytes);
     if (outcome.taken()) {
-      countPushed(shuffle, bytes);
+      countPushed(shuffle, bytes, 1);
       request.handOver();
     }
     return outcome;
@@ -120,6 +120,7 @@ final class PushIntake {
     }
     boolean reserved = request.reservedBytes() == body.readableBytes();
     long taken = 0;
+    int parts = 0;
     int offset = body.readerIndex();
     for (int i = 0; i < outcomes.length; i++) {
       int length = h.getLengths(i);
@@ -129,11 +130,12 @@ final class PushIntake {
       if (outcomes[i].taken()) {
         request.handOverReservation(length);
         taken += length;
+        parts++;
       } else {
         part.release();
       }
     }
-    countPushed(shuffle, taken);
+    countPushed(shuffle, taken, parts);
     return outcomes;
   }
 
@@ -180,10 +182,14 @@ final class PushIntake {
         Ids.shuffle(appId, shuffleId) + " is not registered on this server");
   }
 
-  /** Counts bytes taken from one request, in the server's and the application's totals. */
-  private void countPushed(ServerShuffle shuffle, long bytes) {
+  /**
+   * Counts bytes taken from one request, in the server's and the application's totals, and the
+   * batches they came in.
+   */
+  private void countPushed(ServerShuffle shuffle, long bytes, int batches) {
     if (bytes > 0) {
       metrics.bytesPushed().mark(bytes);
+      metrics.batchesPushed().mark(batches);
       registry.countPushed(shuffle, bytes);
     }
   }

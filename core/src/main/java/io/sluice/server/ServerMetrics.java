@@ -25,6 +25,7 @@ public final class ServerMetrics {
   private final Meter softSplits;
   private final Meter badRequests;
   private final Meter mergedPushes;
+  private final Meter batchesPushed;
   private final Meter singlePushes;
   private final Timer flushLatency;
   private final Timer commitLatency;
@@ -63,6 +64,7 @@ public final class ServerMetrics {
     this.softSplits = registry.meter(PREFIX + "softSplits");
     this.badRequests = registry.meter(PREFIX + "badRequests");
     this.mergedPushes = registry.meter(PREFIX + "mergedPushes");
+    this.batchesPushed = registry.meter(PREFIX + "batchesPushed");
     this.singlePushes = registry.meter(PREFIX + "singlePushes");
     this.flushLatency = registry.timer(PREFIX + "flushLatency");
     this.commitLatency = registry.timer(PREFIX + "commitLatency");
@@ -111,6 +113,11 @@ public final class ServerMetrics {
 
   public Meter bytesPushed() {
     return bytesPushed;
+  }
+
+  /** Batches of pushed data taken: each part of a merged push, each Flink frame. */
+  public Meter batchesPushed() {
+    return batchesPushed;
   }
 
   public Meter bytesFlushed() {

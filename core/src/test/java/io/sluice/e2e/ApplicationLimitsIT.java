@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sluice.client.ApplicationLimitException;
-import io.sluice.client.ClientContext;
-import io.sluice.client.coordinator.CoordinatorClient;
-import io.sluice.client.coordinator.ShuffleCoordinator;
 import io.sluice.client.push.MapOutputPusher;
 import io.sluice.client.read.PartitionReader;
 import io.sluice.client.read.ShuffleBatch;
@@ -16,6 +13,7 @@ import io.sluice.protocol.Messages;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.RegisterShuffle;
 import io.sluice.protocol.proto.RequestedLimits;
+import io.sluice.testutil.OtherApplication;
 import io.sluice.testutil.Records;
 import io.sluice.testutil.TestCluster;
 import java.nio.file.Path;
@@ -54,23 +52,8 @@ class ApplicationLimitsIT {
           .isPositive();
 
       // another application on the same server is not held back by it
-      try (ClientContext context = new ClientContext(cluster.conf());
-          ShuffleCoordinator other =
-              new ShuffleCoordinator("app-neighbour", cluster.addresses(), context, "127.0.0.1")) {
-        CoordinatorClient client =
-            new CoordinatorClient(
-                context, "app-neighbour", ClientContext.address("127.0.0.1", other.port()));
-        other.registerShuffle(0, 1, PARTITIONS);
-        try (MapOutputPusher pusher =
-            new MapOutputPusher(context, client, "app-neighbour", 0, 0, 0, client.locations(0))) {
-          write(pusher, 512 << 10);
-          pusher.finish();
-        }
-        try (PartitionReader reader =
-            new PartitionReader(
-                context, "app-neighbour", 0, client.committedSplits(0, 0, PARTITIONS), 0, 1)) {
-          assertThat(records(reader)).isEqualTo(written(512 << 10));
-        }
+      try (Neighbour other = new Neighbour(cluster, Map.of())) {
+        other.pushAndCheck(PARTITIONS, 512 << 10);
       }
 
       // its shuffle gone, the first application stores again
@@ -213,24 +196,16 @@ class ApplicationLimitsIT {
 
   /** A second application, with its own coordinator and client settings, on the same servers. */
   private static final class Neighbour implements AutoCloseable {
-    private static final String APP = "app-neighbour";
-    private final ClientContext context;
-    private final ShuffleCoordinator coordinator;
-    private final CoordinatorClient client;
+    private final OtherApplication app;
 
     Neighbour(TestCluster cluster, Map<String, String> settings) throws Exception {
-      context = new ClientContext(cluster.conf().with(settings));
-      coordinator = new ShuffleCoordinator(APP, cluster.addresses(), context, "127.0.0.1");
-      client =
-          new CoordinatorClient(
-              context, APP, ClientContext.address("127.0.0.1", coordinator.port()));
+      app = new OtherApplication(cluster, "app-neighbour", settings);
     }
 
     /** Pushes {@code bytes} over the first {@code partitions} of a new shuffle, and commits. */
     void push(int partitions, int bytes) throws Exception {
-      coordinator.registerShuffle(0, 1, partitions);
-      try (MapOutputPusher pusher =
-          new MapOutputPusher(context, client, APP, 0, 0, 0, client.locations(0))) {
+      app.coordinator().registerShuffle(0, 1, partitions);
+      try (MapOutputPusher pusher = app.pusher(0)) {
         write(pusher, partitions, bytes);
         pusher.finish();
       }
@@ -240,15 +215,20 @@ class ApplicationLimitsIT {
     void pushAndCheck(int partitions, int bytes) throws Exception {
       push(partitions, bytes);
       try (PartitionReader reader =
-          new PartitionReader(context, APP, 0, client.committedSplits(0, 0, partitions), 0, 1)) {
+          new PartitionReader(
+              app.context(),
+              app.appId(),
+              0,
+              app.client().committedSplits(0, 0, partitions),
+              0,
+              1)) {
         assertThat(records(reader)).isEqualTo(written(bytes));
       }
     }
 
     @Override
-    public void close() throws Exception {
-      coordinator.close();
-      context.close();
+    public void close() {
+      app.close();
     }
   }
 

@@ -3,10 +3,8 @@ package io.sluice.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.sluice.client.ClientContext;
-import io.sluice.client.coordinator.CoordinatorClient;
-import io.sluice.client.coordinator.ShuffleCoordinator;
 import io.sluice.client.push.MapOutputPusher;
+import io.sluice.testutil.OtherApplication;
 import io.sluice.testutil.Records;
 import io.sluice.testutil.TestCluster;
 import java.nio.file.Path;
@@ -32,8 +30,10 @@ class ClosedClientIT {
   @Test
   void pushesSentAfterTheClientClosedFailAndReleaseTheirBuffers() throws Exception {
     try (TestCluster cluster = TestCluster.start(tmp, 1)) {
-      Application app = new Application(cluster, Map.of("sluice.push.timeout", "60s"));
-      try (MapOutputPusher pusher = app.pusher()) {
+      OtherApplication app =
+          new OtherApplication(cluster, APP, Map.of("sluice.push.timeout", "60s"));
+      app.coordinator().registerShuffle(0, 1, PARTITIONS);
+      try (MapOutputPusher pusher = app.pusher(0)) {
         write(pusher, 200); // small batches, merged per server when they are sent
         app.close();
         assertThatThrownBy(pusher::finish)
@@ -46,16 +46,18 @@ class ClosedClientIT {
   @Test
   void aRetryWaitingWhenTheClientClosesIsGivenUp() throws Exception {
     try (TestCluster cluster = TestCluster.start(tmp, 1)) {
-      Application app =
-          new Application(
+      OtherApplication app =
+          new OtherApplication(
               cluster,
+              APP,
               Map.of(
                   "sluice.push.timeout", "60s",
                   "sluice.push.retryWait", "30s",
                   "sluice.push.retryMaxWait", "30s"));
-      try (MapOutputPusher pusher = app.pusher()) {
+      app.coordinator().registerShuffle(0, 1, PARTITIONS);
+      try (MapOutputPusher pusher = app.pusher(0)) {
         ScheduledThreadPoolExecutor scheduler =
-            (ScheduledThreadPoolExecutor) app.context.scheduler();
+            (ScheduledThreadPoolExecutor) app.context().scheduler();
         int before = scheduler.getQueue().size();
         cluster.server(0).close(); // every push now fails to connect and waits to retry
         write(pusher, 200);
@@ -70,31 +72,6 @@ class ClosedClientIT {
             .hasMessageContaining("given up: the Sluice client closed before its retry")
             .hasMessageNotContaining("made no progress");
       }
-    }
-  }
-
-  /** One application of its own, with a client the test closes under its map task. */
-  private static final class Application {
-    final ClientContext context;
-    final ShuffleCoordinator coordinator;
-    final CoordinatorClient client;
-
-    Application(TestCluster cluster, Map<String, String> settings) throws Exception {
-      context = new ClientContext(cluster.conf().with(settings));
-      coordinator = new ShuffleCoordinator(APP, cluster.addresses(), context, "127.0.0.1");
-      client =
-          new CoordinatorClient(
-              context, APP, ClientContext.address("127.0.0.1", coordinator.port()));
-      coordinator.registerShuffle(0, 1, PARTITIONS);
-    }
-
-    MapOutputPusher pusher() throws Exception {
-      return new MapOutputPusher(context, client, APP, 0, 0, 0, client.locations(0));
-    }
-
-    void close() {
-      coordinator.close();
-      context.close();
     }
   }
 

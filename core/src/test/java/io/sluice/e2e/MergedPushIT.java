@@ -130,6 +130,8 @@ class MergedPushIT {
       }
       assertThat(cluster.server(0).metrics().mergedPushes().getCount()).isEqualTo(1);
       assertThat(cluster.server(0).metrics().singlePushes().getCount()).isZero();
+      // a batch of every partition, each a part of that request
+      assertThat(cluster.server(0).metrics().batchesPushed().getCount()).isEqualTo(partitions);
 
       Records.Checker checker = new Records.Checker();
       try (PartitionReader reader = cluster.reader(0, 0, partitions, 0, 1)) {

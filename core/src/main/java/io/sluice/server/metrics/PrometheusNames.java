@@ -170,6 +170,11 @@ public final class PrometheusNames {
         "sluice_pushed_bytes_total",
         "Bytes of pushed data taken, replica pushes included.");
     counter(
+        "batchesPushed",
+        "sluice_pushed_batches_total",
+        "Batches of pushed data taken (each part of a merged push, each Flink frame), replica"
+            + " pushes included.");
+    counter(
         "replicaBytesPushed",
         "sluice_replica_pushed_bytes_total",
         "Bytes of replica pushes taken (second copies), also in sluice_pushed_bytes_total.");
