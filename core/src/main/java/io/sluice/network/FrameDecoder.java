@@ -420,6 +420,24 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     return body.retainedSlice(offset, length);
   }
 
+  /**
+   * Part {@code [offset, offset + length)} of a body {@link #newBody} received in parts, of at most
+   * {@link #SHARED_PART_MAX} bytes, not retained: a view of its run's buffer (or of a body received
+   * whole), valid while the body is. A receiver copies what it keeps of it, and releases nothing.
+   */
+  public static ByteBuf borrowedPart(ByteBuf body, int offset, int length) {
+    if (body instanceof CompositeByteBuf) {
+      CompositeByteBuf runs = (CompositeByteBuf) body;
+      int run = runs.toComponentIndex(offset);
+      int runStart = runs.toByteIndex(run);
+      ByteBuf buffer = runs.internalComponent(run);
+      if (offset + length <= runStart + buffer.readableBytes()) {
+        return buffer.slice(buffer.readerIndex() + offset - runStart, length);
+      }
+    }
+    return body.slice(offset, length);
+  }
+
   private int[] bodyParts(byte type, MessageLite header, int bodyLength) {
     int[] parts = schema.bodyParts(type, header);
     if (parts == null || parts.length < 2 || parts.length > MAX_BODY_PARTS) {

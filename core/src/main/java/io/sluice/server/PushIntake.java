@@ -87,7 +87,12 @@ final class PushIntake {
     }
     Outcome outcome =
         tryAccept(
-            shuffle, h.getPartitionId(), h.getEpoch(), body, request.reservedBytes() == bytes);
+            shuffle,
+            h.getPartitionId(),
+            h.getEpoch(),
+            body,
+            request.reservedBytes() == bytes,
+            false);
     if (outcome.taken()) {
       countPushed(shuffle, bytes, 1);
       request.handOver();
@@ -98,9 +103,10 @@ final class PushIntake {
   /**
    * Takes each part of a merged push ({@code PushMerged}, whose body the decoder reserved whole)
    * into its split, as {@link #accept(PushData, Message)} takes one push: a part that is taken
-   * takes its piece of the body ({@link FrameDecoder#retainedPart}) and its share of the
-   * reservation; the rest stays with the request, whose owner releases it. The request must be well
-   * formed ({@link #mergedProblem}).
+   * takes its share of the reservation, and a large part its piece of the body ({@link
+   * FrameDecoder#retainedPart}; a small one is copied from a {@link FrameDecoder#borrowedPart});
+   * the rest stays with the request, whose owner releases it. The request must be well formed
+   * ({@link #mergedProblem}).
    *
    * @return the outcome of each part, in order
    */
@@ -124,14 +130,20 @@ final class PushIntake {
     int offset = body.readerIndex();
     for (int i = 0; i < outcomes.length; i++) {
       int length = h.getLengths(i);
-      ByteBuf part = FrameDecoder.retainedPart(body, offset, length);
+      // a small part is copied by its split: a view of it will do, without a reference count
+      // taken and dropped on the request's buffer for every part
+      boolean small = length <= FrameDecoder.SHARED_PART_MAX;
+      ByteBuf part =
+          small
+              ? FrameDecoder.borrowedPart(body, offset, length)
+              : FrameDecoder.retainedPart(body, offset, length);
       offset += length;
-      outcomes[i] = tryAccept(shuffle, h.getPartitionIds(i), h.getEpochs(i), part, reserved);
+      outcomes[i] = tryAccept(shuffle, h.getPartitionIds(i), h.getEpochs(i), part, reserved, small);
       if (outcomes[i].taken()) {
         request.handOverReservation(length);
         taken += length;
         parts++;
-      } else {
+      } else if (!small) {
         part.release();
       }
     }
@@ -197,9 +209,17 @@ final class PushIntake {
   /**
    * Takes a push's body into split {@code (partitionId, epoch)} of {@code shuffle}; the caller
    * counts the bytes of a body taken.
+   *
+   * @param copy whether the split copies the body, which then stays the caller's (a borrowed small
+   *     part); else the split takes the body itself
    */
   private Outcome tryAccept(
-      ServerShuffle shuffle, int partitionId, int epoch, ByteBuf body, boolean reserved) {
+      ServerShuffle shuffle,
+      int partitionId,
+      int epoch,
+      ByteBuf body,
+      boolean reserved,
+      boolean copy) {
     ShuffleShape shape = shuffle.shape();
     String problem = shape.checkPartition(partitionId);
     if (problem == null) {
@@ -246,7 +266,7 @@ final class PushIntake {
     if (target == null) {
       return new Outcome(Status.STAGE_ENDED, shuffle + " is committed; no more pushes");
     }
-    Status result = target.append(body);
+    Status result = copy ? target.appendCopy(body) : target.append(body);
     switch (result) {
       case OK:
         return OK;

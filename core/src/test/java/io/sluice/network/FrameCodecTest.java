@@ -409,6 +409,63 @@ class FrameCodecTest {
   }
 
   /**
+   * A small part borrowed from a received merged push (as the server's intake does, to copy it) has
+   * its own bytes and takes no reference: the body's buffers are freed by the message's release
+   * alone.
+   */
+  @Test
+  void aBorrowedSmallPartHasItsBytesAndTakesNoReference() {
+    int small = FrameDecoder.SHARED_PART_MAX;
+    int[] lengths = {10, small, 3 * small, 1, small - 1, 2 * small + 1, 7};
+    PushMerged.Builder header =
+        PushMerged.newBuilder().setRequestId(1).setAppId("a").setShuffleId(1);
+    ByteBuf body = Unpooled.buffer();
+    for (int i = 0; i < lengths.length; i++) {
+      header.addPartitionIds(i).addEpochs(0).addLengths(lengths[i]);
+      for (int b = 0; b < lengths[i]; b++) {
+        body.writeByte(i * 31 + b);
+      }
+    }
+    ByteBuf wire = encode(Message.withBody(MessageType.PUSH_MERGED.id(), header.build(), 1, body));
+    EmbeddedChannel in = channel();
+    while (wire.isReadable()) {
+      in.writeInbound(wire.readRetainedSlice(Math.min(333, wire.readableBytes())));
+    }
+    wire.release();
+    Message m = in.readInbound();
+    CompositeByteBuf runs = (CompositeByteBuf) m.body();
+    int[] refCounts = new int[runs.numComponents()];
+    for (int c = 0; c < refCounts.length; c++) {
+      refCounts[c] = runs.internalComponent(c).refCnt();
+    }
+    int offset = m.body().readerIndex();
+    for (int i = 0; i < lengths.length; i++) {
+      if (lengths[i] <= small) {
+        ByteBuf part = FrameDecoder.borrowedPart(m.body(), offset, lengths[i]);
+        assertThat(part.readableBytes()).as("part %d", i).isEqualTo(lengths[i]);
+        for (int b = 0; b < lengths[i]; b++) {
+          assertThat(part.getByte(part.readerIndex() + b))
+              .as("part %d byte %d", i, b)
+              .isEqualTo((byte) (i * 31 + b));
+        }
+      }
+      offset += lengths[i];
+    }
+    for (int c = 0; c < refCounts.length; c++) {
+      assertThat(runs.internalComponent(c).refCnt()).as("run %d", c).isEqualTo(refCounts[c]);
+    }
+    ByteBuf[] buffers = new ByteBuf[refCounts.length];
+    for (int c = 0; c < buffers.length; c++) {
+      buffers[c] = runs.internalComponent(c);
+    }
+    m.release();
+    for (ByteBuf b : buffers) {
+      assertThat(b.refCnt()).as("freed with the message").isZero();
+    }
+    assertThat(in.finishAndReleaseAll()).isFalse();
+  }
+
+  /**
    * Whether small part {@code i} is the last of its run (the small parts in a row that share a
    * buffer): released in order, it is the one that frees the buffer.
    */

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
@@ -54,14 +55,25 @@ public final class OwnerOnly {
 
   /**
    * Opens {@code file} for writing (and reading, when {@code read}), created {@code rw-------} or
-   * truncated, after creating its parent directories. The caller closes the channel.
+   * truncated, creating its parent directories when they are missing. The caller closes the
+   * channel.
    */
   public static FileChannel createFile(Path file, boolean read) throws IOException {
-    Files.createDirectories(file.getParent());
     Set<StandardOpenOption> options = EnumSet.of(CREATE, TRUNCATE_EXISTING, WRITE);
     if (read) {
       options.add(READ);
     }
+    try {
+      return open(file, options);
+    } catch (NoSuchFileException e) {
+      // the first file of its directory (a shuffle's first split): the directories first; every
+      // later file opens at once, without the two system calls that finding them there costs
+      Files.createDirectories(file.getParent());
+      return open(file, options);
+    }
+  }
+
+  private static FileChannel open(Path file, Set<StandardOpenOption> options) throws IOException {
     return POSIX
         ? FileChannel.open(file, options, PosixFilePermissions.asFileAttribute(FILE))
         : FileChannel.open(file, options);

@@ -91,15 +91,23 @@ final class PendingBatches {
    * budget: from now on they count as the split's application's.
    */
   void add(ByteBuf body) {
-    int length = body.readableBytes();
-    memory.adopt(length);
-    bytes += length;
-    reserved += length;
-    if (length > GATHER_MAX) {
+    if (body.readableBytes() > GATHER_MAX) {
+      adopt(body.readableBytes());
       stopGathering(); // keeps the accepted order: later small bodies go after this one
       buffers.add(body);
-      return;
+    } else {
+      copy(body);
+      body.release();
     }
+  }
+
+  /**
+   * Takes a copy of a body of at most {@link #GATHER_MAX} bytes, and its reservation as {@link
+   * #add} does; the body itself stays the caller's.
+   */
+  void copy(ByteBuf body) {
+    int length = body.readableBytes();
+    adopt(length);
     if (gathering == null || gathering.writableBytes() < length) {
       stopGathering();
       if (!buffers.isEmpty() && memory.tryReserve(nextGatherCapacity)) {
@@ -114,9 +122,17 @@ final class PendingBatches {
       gathering.writeBytes(body, body.readerIndex(), length);
     } else {
       // the first since the last hand-over, or no room to gather: a copy of its own size
-      buffers.add(PooledByteBufAllocator.DEFAULT.directBuffer(length, length).writeBytes(body));
+      buffers.add(
+          PooledByteBufAllocator.DEFAULT
+              .directBuffer(length, length)
+              .writeBytes(body, body.readerIndex(), length));
     }
-    body.release();
+  }
+
+  private void adopt(int length) {
+    memory.adopt(length);
+    bytes += length;
+    reserved += length;
   }
 
   /** Ends the gathering buffer, returning the reservations it made redundant. */

@@ -147,6 +147,26 @@ public final class ReducePartitionSplit {
    *     or once sealed by a server stop
    */
   public synchronized Status append(ByteBuf body) {
+    return append(body, false);
+  }
+
+  /**
+   * {@link #append(ByteBuf)} of a body of at most {@link PendingBatches#GATHER_MAX} bytes, which
+   * the split copies: it takes the body's reservation when it takes the data, never the buffer,
+   * which stays the caller's (a small part of a merged push, a view of the request's buffer).
+   */
+  public synchronized Status appendCopy(ByteBuf body) {
+    if (body.readableBytes() > PendingBatches.GATHER_MAX) {
+      throw new IllegalArgumentException(
+          "only bodies of at most "
+              + PendingBatches.GATHER_MAX
+              + " bytes are copied, not "
+              + body.readableBytes());
+    }
+    return append(body, true);
+  }
+
+  private Status append(ByteBuf body, boolean copy) {
     if (sealed) {
       return Status.HARD_SPLIT;
     }
@@ -158,7 +178,11 @@ public final class ReducePartitionSplit {
     }
     BatchFormat.forEachMapIndex(body, mapIndexes::add); // the intake checked the body
     acceptedBytes += body.readableBytes();
-    pending.add(body);
+    if (copy) {
+      pending.copy(body);
+    } else {
+      pending.add(body);
+    }
     if (pending.bytes() >= flushSize) {
       submitFlush();
     }
