@@ -6,6 +6,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.CorruptedFrameException;
@@ -44,15 +45,19 @@ import org.slf4j.LoggerFactory;
  * So a connection's decoder holds at most one socket read (Netty reads at most 64 KiB at a time)
  * plus one control frame beyond what the memory budget counts.
  *
- * <p><b>Bodies.</b> A data frame's body is copied, as it arrives, into a buffer of exactly its size
- * that carries its reservation, so what the server holds for it is what the budget counts: neither
- * a tiny push nor a slowly sent large one pins socket read buffers (Netty reads into 64 KiB buffers
+ * <p><b>Bodies.</b> A data frame's body goes, as it arrives, into a buffer of exactly its size that
+ * carries its reservation, so what the server holds for it is what the budget counts: neither a
+ * tiny push nor a slowly sent large one pins socket read buffers (Netty reads into 64 KiB buffers
  * and, on a slow connection, fills them a few KiB at a time; slices of them kept bodies at two to
  * four times their size). A body made of parts kept apart (a merged push) goes into one such buffer
  * per part larger than {@link #SHARED_PART_MAX} bytes, and one per run of smaller parts in a row
  * ({@link MessageSchema#bodyParts}): a receiver may keep a large part's buffer, and copies what it
- * keeps of a small one. The copy costs one memory pass per pushed byte. On clients, response bodies
- * of {@link #COPY_BODIES_BELOW} bytes or more stay retained slices of the socket's buffers.
+ * keeps of a small one. The bytes that arrive with the frame's header are copied there from the
+ * socket's read buffer; on a plain (not TLS) server connection the rest of the body is read from
+ * the socket straight into that buffer ({@link #readBodiesDirectly}), at least {@link
+ * #DIRECT_READ_MIN} bytes a read, so a large push is not copied in memory at all. Under TLS every
+ * decrypted byte is copied once. On clients, response bodies of {@link #COPY_BODIES_BELOW} bytes or
+ * more stay retained slices of the socket's buffers.
  *
  * <p>A length below the minimum or above a maximum, a header length that does not fit, an unknown
  * type or a header that does not parse throws {@link CorruptedFrameException} / {@link
@@ -77,6 +82,12 @@ public final class FrameDecoder extends ByteToMessageDecoder {
    * receiver keeping one copies it, or it would keep its neighbours' memory too.
    */
   public static final int SHARED_PART_MAX = 2048;
+
+  /**
+   * Fewer bytes than this left to receive in a body's buffer are read as usual, into the channel's
+   * read buffer, and copied: a system call for a few bytes costs more than the copy.
+   */
+  static final int DIRECT_READ_MIN = 16 * 1024;
 
   /** A body of more parts than this is received whole (the receiver refuses it). */
   static final int MAX_BODY_PARTS = 4096;
@@ -122,6 +133,16 @@ public final class FrameDecoder extends ByteToMessageDecoder {
 
   /** The exactly sized, reserved buffer the pending frame's body is copied into as it arrives. */
   private ByteBuf filling;
+
+  /**
+   * The view of {@link #filling}'s unfilled bytes the latest socket read was given ({@link
+   * #directReadTarget}), or null: when it comes back as the decoder's input, its bytes are already
+   * in place.
+   */
+  private ByteBuf directRead;
+
+  /** Body bytes the socket reads put in place, with nothing for the decoder to copy. */
+  private long bytesReadDirectly;
 
   /** A client's decoder: no inbound memory, every frame up to {@code maxFrameSize}. */
   public FrameDecoder(MessageSchema schema, int maxFrameSize) {
@@ -207,8 +228,16 @@ public final class FrameDecoder extends ByteToMessageDecoder {
   private void decodeFrames(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
     while (true) {
       if (filling != null) {
-        int n = Math.min(filling.writableBytes(), in.readableBytes());
-        in.readBytes(filling, n);
+        if (in == directRead) {
+          // the socket read went straight into the body (DirectBodyReads): nothing to copy
+          int n = in.readableBytes();
+          filling.writerIndex(filling.writerIndex() + n);
+          in.skipBytes(n);
+          bytesReadDirectly += n;
+        } else {
+          in.readBytes(filling, Math.min(filling.writableBytes(), in.readableBytes()));
+        }
+        directRead = null;
         if (filling.isWritable()) {
           return;
         }
@@ -359,6 +388,50 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         out.add(Message.withBody(type, header, requestId, body));
       }
     }
+  }
+
+  /**
+   * Where the connection's next socket read should go ({@link DirectBodyReads}): while a reserved
+   * body is being received and nothing else is waiting to be decoded, a view of the body's unfilled
+   * bytes, retained (the read takes at most what the body still needs, so the next frame's bytes
+   * never land in it); otherwise null, for a buffer of the channel's allocator.
+   */
+  ByteBuf directReadTarget() {
+    if (corrupt || filling == null || !filling.isWritable() || actualReadableBytes() > 0) {
+      return null;
+    }
+    // one contiguous buffer (the native transport reads into a memory address): the rest of the
+    // body's part the next byte goes to, when the body was received in parts
+    ByteBuf buffer = filling;
+    int at = filling.writerIndex();
+    if (filling instanceof CompositeByteBuf) {
+      CompositeByteBuf parts = (CompositeByteBuf) filling;
+      int part = parts.toComponentIndex(at);
+      buffer = parts.internalComponent(part);
+      at = buffer.readerIndex() + at - parts.toByteIndex(part);
+    }
+    int length = buffer.capacity() - at;
+    if (length < DIRECT_READ_MIN) {
+      return null;
+    }
+    directRead = buffer.retainedSlice(at, length).writerIndex(0);
+    return directRead;
+  }
+
+  /** Body bytes received so far straight into their buffers ({@link #directReadTarget}). */
+  long bytesReadDirectly() {
+    return bytesReadDirectly;
+  }
+
+  /**
+   * Lets the connection's socket reads go straight into the bodies this decoder receives ({@link
+   * DirectBodyReads}); only for a connection without TLS.
+   */
+  public void readBodiesDirectly(Channel channel) {
+    channel
+        .config()
+        .setRecvByteBufAllocator(
+            new DirectBodyReads(channel.config().getRecvByteBufAllocator(), this));
   }
 
   private static String peer(ChannelHandlerContext ctx) {

@@ -117,6 +117,18 @@ public final class TransportServer implements Closeable {
                       // looks at the connection's first bytes only, then leaves the pipeline
                       ch.pipeline().addLast("stray-http", new StrayHttpAnswer(strayHttpAnswer));
                     }
+                    FrameDecoder decoder =
+                        new FrameDecoder(
+                            schema,
+                            conf.maxFrameSize(),
+                            maxControlFrameSize,
+                            memory,
+                            gate != null,
+                            conf.serverBodyTimeoutMillis(),
+                            conf.serverMaxBodyInFlight());
+                    if (tls == null) {
+                      decoder.readBodiesDirectly(ch);
+                    }
                     ch.pipeline()
                         .addLast(
                             "idle",
@@ -124,16 +136,7 @@ public final class TransportServer implements Closeable {
                                 0, 0, conf.serverIdleTimeoutMillis(), TimeUnit.MILLISECONDS))
                         .addLast("gate", ReadGate.GUARD)
                         .addLast("encoder", FrameEncoder.INSTANCE)
-                        .addLast(
-                            "decoder",
-                            new FrameDecoder(
-                                schema,
-                                conf.maxFrameSize(),
-                                maxControlFrameSize,
-                                memory,
-                                gate != null,
-                                conf.serverBodyTimeoutMillis(),
-                                conf.serverMaxBodyInFlight()));
+                        .addLast("decoder", decoder);
                     if (gate != null) {
                       ch.pipeline().addLast("auth", gate.get());
                     }
