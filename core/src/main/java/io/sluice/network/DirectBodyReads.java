@@ -32,7 +32,11 @@ final class DirectBodyReads implements RecvByteBufAllocator {
     return new DirectHandle((ExtendedHandle) reads.newHandle());
   }
 
-  /** The channel's own handle, but for where a read goes. */
+  /**
+   * The channel's own handle, but for where a read goes. Written out rather than Netty's {@code
+   * DelegatingHandle}, which is not an {@link ExtendedHandle}: the native epoll transport needs
+   * one.
+   */
   private final class DirectHandle implements ExtendedHandle {
     private final ExtendedHandle handle;
 

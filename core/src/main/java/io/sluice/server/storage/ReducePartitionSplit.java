@@ -158,9 +158,10 @@ public final class ReducePartitionSplit {
   public synchronized Status appendCopy(ByteBuf body) {
     if (body.readableBytes() > PendingBatches.GATHER_MAX) {
       throw new IllegalArgumentException(
-          "only bodies of at most "
+          key
+              + " copies bodies of at most "
               + PendingBatches.GATHER_MAX
-              + " bytes are copied, not "
+              + " bytes, not "
               + body.readableBytes());
     }
     return append(body, true);
