@@ -171,6 +171,25 @@ class ApplicationLimitsIT {
   }
 
   @Test
+  void aClosedReaderHoldsNoStreamOnItsServer() throws Exception {
+    // at the limit, an open right after a close must not overtake the close on another connection
+    try (TestCluster cluster =
+        TestCluster.start(tmp, 1, Map.of("sluice.app.maxOpenStreams", "1"))) {
+      cluster.coordinator().registerShuffle(0, 1, PARTITIONS);
+      push(cluster, 0, 3 << 20);
+      for (int i = 0; i < 20; i++) {
+        try (PartitionReader reader = cluster.reader(0, i % PARTITIONS, i % PARTITIONS + 1, 0, 1)) {
+          assertThat(reader.next()).isNotNull();
+          assertThat(cluster.server(0).streamQuota().openBy(TestCluster.APP_ID)).isEqualTo(1);
+        }
+        assertThat(cluster.server(0).streamQuota().openBy(TestCluster.APP_ID))
+            .as("streams open once reader %d is closed", i)
+            .isZero();
+      }
+    }
+  }
+
+  @Test
   void negativeLimitsAreRefusedByName() throws Exception {
     try (TestCluster cluster = TestCluster.start(tmp, 1)) {
       LongFunction<Message> register =

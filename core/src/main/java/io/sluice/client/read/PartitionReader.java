@@ -115,6 +115,12 @@ public final class PartitionReader implements Closeable {
   /** The split being read when it is in the distributed tier: read from there, not a server. */
   private RemoteSplitChunks remote;
 
+  // the answer to the last stream closed, and its server: the next open there and this reader's
+  // close wait for it, so an application at sluice.app.maxOpenStreams is not refused because its
+  // open overtook its close on another pooled connection
+  private CompletableFuture<Void> closing;
+  private ServerAddress closingOn;
+
   private int numChunks;
   private List<Long> chunkOffsets = List.of();
   private int nextChunkToFetch;
@@ -300,6 +306,7 @@ public final class PartitionReader implements Closeable {
       context.metrics().readFailedOver();
       releaseChunk();
       closeStream();
+      closing = null; // its server failed: nothing waits for its answer
       try {
         openStream(copy);
         return;
@@ -572,6 +579,7 @@ public final class PartitionReader implements Closeable {
       openRemote(s);
       return;
     }
+    awaitClosed(s.getServer());
     connection = context.connection(appId, s.getServer());
     split = s;
     Response r;
@@ -729,17 +737,40 @@ public final class PartitionReader implements Closeable {
       return;
     }
     long sid = streamId;
-    context
-        .callAsync(
-            connection,
-            id ->
-                Messages.request(
-                    MessageType.CLOSE_STREAM,
-                    CloseStream.newBuilder().setRequestId(id).setStreamId(sid).build(),
-                    id))
-        .thenAccept(Message::release);
+    CompletableFuture<Void> answer =
+        context
+            .callAsync(
+                connection,
+                id ->
+                    Messages.request(
+                        MessageType.CLOSE_STREAM,
+                        CloseStream.newBuilder().setRequestId(id).setStreamId(sid).build(),
+                        id))
+            .thenAccept(Message::release);
+    // a silent server fails the wait after silentAfter: its streams go with its connections
+    closingOn = split.getServer();
+    closing = context.silentServers().watch(appId, closingOn, answer);
     split = null;
     connection = null;
+  }
+
+  /**
+   * Waits for the answer to the last stream closed when it was on {@code server} (any server when
+   * null). Its failure is not this reader's: a server that lost the connection dropped the stream.
+   */
+  private void awaitClosed(ServerAddress server) {
+    CompletableFuture<Void> c = closing;
+    if (c == null || (server != null && !server.equals(closingOn))) {
+      return;
+    }
+    closing = null;
+    try {
+      c.get(context.networkConf().requestTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.debug("Closing a stream on {} failed", ClientContext.format(closingOn), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** The server the split being read comes from now (null between splits). */
@@ -753,5 +784,6 @@ public final class PartitionReader implements Closeable {
     releaseChunk();
     closeStream();
     splits.clear();
+    awaitClosed(null);
   }
 }
