@@ -166,11 +166,12 @@ final class ChecksumSetup implements AutoCloseable {
                   context,
                   coordinator.appId(),
                   ClientContext.address("127.0.0.1", coordinator.port())),
-              new Records(options.seed),
+              new Records(options.seed, options.recordBytes),
               cpu,
               metrics,
               options.partitions,
-              options.readers);
+              options.readers,
+              options.mapsPerPusher);
       return new ChecksumSetup(run, conf, servers, ownsServers, context, coordinator, round);
     } catch (IOException | RuntimeException e) {
       if (coordinator != null) {

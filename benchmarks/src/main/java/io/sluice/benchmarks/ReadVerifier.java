@@ -80,8 +80,8 @@ final class ReadVerifier {
         error(where + ": a record of map " + recordMap + " partition " + recordPartition);
         return;
       }
-      if (length < Records.MIN_LENGTH
-          || length > Records.MAX_LENGTH
+      if (length < records.minLength()
+          || length > records.maxLength()
           || length > end - pos
           || seq < 0) {
         error(where + ": record " + seq + " claims " + length + " bytes");

@@ -4,12 +4,13 @@ import java.util.Arrays;
 
 /**
  * Deterministic benchmark records. Record {@code seq} of (map, partition) has a length of {@link
- * #MIN_LENGTH} to {@link #MAX_LENGTH} bytes and content that are both a pure function of (seed,
- * map, partition, seq): a 16-byte big-endian header {@code map | partition | seq | length} followed
- * by a slice of a pool of splitmix64 noise, at an offset derived from the same hash. So a reader
- * can regenerate and compare every record it gets, and the payload does not compress. Writing a
- * record is a copy, not a generation, so the map tasks cost little CPU next to the server they
- * share the machine with. Thread safe (the pool is read only after construction).
+ * #MIN_LENGTH} to {@link #MAX_LENGTH} bytes (or of a lower largest length, down to {@link
+ * #HEADER_SIZE}, and then at most as short as it) and content that are both a pure function of
+ * (seed, map, partition, seq): a 16-byte big-endian header {@code map | partition | seq | length}
+ * followed by a slice of a pool of splitmix64 noise, at an offset derived from the same hash. So a
+ * reader can regenerate and compare every record it gets, and the payload does not compress.
+ * Writing a record is a copy, not a generation, so the map tasks cost little CPU next to the server
+ * they share the machine with. Thread safe (the pool is read only after construction).
  */
 final class Records {
   static final int HEADER_SIZE = 16;
@@ -19,10 +20,23 @@ final class Records {
   private static final long GOLDEN = 0x9e3779b97f4a7c15L;
 
   private final long seed;
+  private final int minLength;
+  private final int maxLength;
   private final byte[] pool = new byte[POOL_SIZE + MAX_LENGTH];
 
   Records(long seed) {
+    this(seed, MAX_LENGTH);
+  }
+
+  /** Records of {@code min(MIN_LENGTH, maxLength)} to {@code maxLength} bytes. */
+  Records(long seed, int maxLength) {
+    if (maxLength < HEADER_SIZE || maxLength > MAX_LENGTH) {
+      throw new IllegalArgumentException(
+          "records are " + HEADER_SIZE + " to " + MAX_LENGTH + " bytes, not " + maxLength);
+    }
     this.seed = seed;
+    this.maxLength = maxLength;
+    this.minLength = Math.min(MIN_LENGTH, maxLength);
     long state = seed;
     for (int i = 0; i + 8 <= pool.length; i += 8) {
       state += GOLDEN;
@@ -41,8 +55,18 @@ final class Records {
     return mix(mix(mix(seed + GOLDEN * map) + GOLDEN + partition) + GOLDEN + seq);
   }
 
-  private static int lengthOf(long hash) {
-    return MIN_LENGTH + (int) Long.remainderUnsigned(hash, MAX_LENGTH - MIN_LENGTH + 1);
+  private int lengthOf(long hash) {
+    return minLength + (int) Long.remainderUnsigned(hash, maxLength - minLength + 1);
+  }
+
+  /** The shortest record. */
+  int minLength() {
+    return minLength;
+  }
+
+  /** The longest record. */
+  int maxLength() {
+    return maxLength;
   }
 
   private static int poolOffset(long hash) {

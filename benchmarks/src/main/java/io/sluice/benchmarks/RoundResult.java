@@ -23,6 +23,9 @@ final class RoundResult {
   final long processCpuReadNanos;
   final long congestedPushes;
 
+  /** Batches the servers took (sluice.server.batchesPushed), replica pushes included. */
+  final long batchesPushed;
+
   /** Bytes of pushes each server took (sluice.server.bytesPushed), replica pushes included. */
   final long[] serverBytesPushed;
 
@@ -43,6 +46,7 @@ final class RoundResult {
     this.processCpuWriteNanos = b.processCpuWriteNanos;
     this.processCpuReadNanos = b.processCpuReadNanos;
     this.congestedPushes = b.congestedPushes;
+    this.batchesPushed = b.batchesPushed;
     this.serverBytesPushed = b.serverBytesPushed.clone();
     this.serverReplicaBytesPushed = b.serverReplicaBytesPushed.clone();
     this.outcome = b.outcome;
@@ -87,6 +91,13 @@ final class RoundResult {
     return perGiB(serverCpuWriteNanos);
   }
 
+  /** The servers' CPU pushing and committing, per batch they took, in microseconds. */
+  double serverCpuMicrosPerBatch() {
+    return failure == null && batchesPushed > 0
+        ? serverCpuWriteNanos / 1e3 / batchesPushed
+        : Double.NaN;
+  }
+
   private double perGiB(long cpuNanos) {
     return failure == null && bytesWritten > 0 ? cpuNanos / 1e9 / (bytesWritten / GIB) : Double.NaN;
   }
@@ -94,7 +105,7 @@ final class RoundResult {
   String tableRow(double rawDiskMBps) {
     return String.format(
         Locale.ROOT,
-        "%7d %9.1f %10.1f %8.2f %9.1f %10.2f %8.2f %8.2f %8.2f %8.2f %10d %11d  %s",
+        "%7d %9.1f %10.1f %8.2f %9.1f %10.2f %8.2f %8.2f %8.2f %8.2f %9.2f %10d %11d  %s",
         pushers,
         pushMBps(),
         ingestMBps(),
@@ -105,6 +116,7 @@ final class RoundResult {
         perGiB(serverCpuReadNanos),
         perGiB(processCpuWriteNanos),
         perGiB(processCpuReadNanos),
+        serverCpuMicrosPerBatch(),
         congestedPushes,
         outcome == null ? 0 : outcome.outOfOrderRecords,
         verified() ? "yes" : "NO");
@@ -113,8 +125,8 @@ final class RoundResult {
   static String tableHeader() {
     return String.format(
         Locale.ROOT,
-        "%7s %9s %10s %8s %9s %10s %8s %8s %8s %8s %10s %11s  %s%n"
-            + "%7s %9s %10s %8s %9s %10s %8s %8s %8s %8s %10s %11s  %s",
+        "%7s %9s %10s %8s %9s %10s %8s %8s %8s %8s %9s %10s %11s  %s%n"
+            + "%7s %9s %10s %8s %9s %10s %8s %8s %8s %8s %9s %10s %11s  %s",
         "pushers",
         "push",
         "ingest",
@@ -125,6 +137,7 @@ final class RoundResult {
         "srv CPU",
         "proc CPU",
         "proc CPU",
+        "srv CPU",
         "CONGESTED",
         "out of",
         "verified",
@@ -138,6 +151,7 @@ final class RoundResult {
         "s/GiB rd",
         "s/GiB wr",
         "s/GiB rd",
+        "µs/batch",
         "answers",
         "push order",
         "");
@@ -160,6 +174,8 @@ final class RoundResult {
     s.append(",\"processCpuSecPerGiBRead\":").append(Json.num(perGiB(processCpuReadNanos)));
     s.append(",\"clientCpuSecPerGiBWrite\":").append(Json.num(clientCpuSecPerGiBWrite()));
     s.append(",\"congestedPushes\":").append(congestedPushes);
+    s.append(",\"batchesPushed\":").append(batchesPushed);
+    s.append(",\"serverCpuMicrosPerBatch\":").append(Json.num(serverCpuMicrosPerBatch()));
     s.append(",\"serverBytesPushed\":").append(Arrays.toString(serverBytesPushed));
     s.append(",\"serverReplicaBytesPushed\":").append(Arrays.toString(serverReplicaBytesPushed));
     if (outcome != null) {
@@ -194,6 +210,7 @@ final class RoundResult {
     long processCpuWriteNanos;
     long processCpuReadNanos;
     long congestedPushes;
+    long batchesPushed;
     long[] serverBytesPushed = {};
     long[] serverReplicaBytesPushed = {};
     ReadVerifier.Outcome outcome;

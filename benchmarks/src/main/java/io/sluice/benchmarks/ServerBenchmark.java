@@ -312,12 +312,14 @@ public final class ServerBenchmark {
   private void printSetup(Path dir, List<Integer> pusherCounts) {
     out.printf(
         Locale.ROOT,
-        "shuffle-bench server: %s per run, %d partitions, pushers %s, compression %s,"
-            + " checksums %s%s, replication %s (%d server%s), server memory %s each, %d reader"
-            + " threads%n",
+        "shuffle-bench server: %s per run, %d partitions, pushers %s, %d map task(s) per pusher,"
+            + " records of up to %d bytes, compression %s, checksums %s%s, replication %s (%d"
+            + " server%s), server memory %s each, %d reader threads%n",
         size(options.sizeBytes),
         options.partitions,
         pusherCounts,
+        options.mapsPerPusher,
+        options.recordBytes,
         options.compression,
         options.checksums,
         options.securityRuns().size() > 1 ? ", connections " + options.securityRuns() : "",
@@ -387,10 +389,11 @@ public final class ServerBenchmark {
     // factor 2 for --replication both
     ChecksumRun last = runs.get(runs.size() - 1);
     List<RoundResult> results = last.results;
+    // of equal pusher counts, the last: the most warmed up
     RoundResult headline =
         results.stream()
             .filter(r -> r.failure == null)
-            .max(Comparator.comparingInt((RoundResult r) -> r.pushers))
+            .reduce((a, b) -> b.pushers >= a.pushers ? b : a)
             .orElse(results.get(results.size() - 1));
     RoundResult best =
         results.stream()
@@ -400,12 +403,15 @@ public final class ServerBenchmark {
     StringBuilder s = new StringBuilder("{\"benchmark\":\"server\"");
     s.append(",\"sizeBytes\":").append(options.sizeBytes);
     s.append(",\"partitions\":").append(options.partitions);
+    s.append(",\"mapsPerPusher\":").append(options.mapsPerPusher);
+    s.append(",\"recordBytes\":").append(options.recordBytes);
+    s.append(",\"serverCpuMicrosPerBatch\":").append(Json.num(headline.serverCpuMicrosPerBatch()));
     s.append(",\"compression\":").append(Json.str(options.compression));
     s.append(",\"checksums\":").append(Json.str(options.checksums));
     s.append(",\"verifyOnPush\":").append(last.verifyOnPush);
     s.append(",\"memoryMaxBytes\":").append(options.memoryBytes);
     s.append(",\"readers\":").append(options.readers);
-    s.append(",\"headline\":\"largest pusher count\"");
+    s.append(",\"headline\":\"largest pusher count, its last run\"");
     s.append(",\"headlinePushers\":").append(headline.pushers);
     s.append(",\"ingestMBps\":").append(Json.num(headline.ingestMBps()));
     s.append(",\"pushMBps\":").append(Json.num(headline.pushMBps()));

@@ -27,6 +27,22 @@ public final class ServerBenchmarkOptions {
   String pushers = "1,4,16";
 
   @Parameter(
+      names = "--maps-per-pusher",
+      description =
+          "Map tasks per pusher: each round runs pushers x this many map tasks, as many at a time"
+              + " as pushers, each writing its share of --size. Many small map tasks push small"
+              + " batches, like a wide shuffle of many tasks; the table's 'srv CPU µs/batch' is"
+              + " the server's cost of each")
+  int mapsPerPusher = 1;
+
+  @Parameter(
+      names = "--record-bytes",
+      description =
+          "Longest record, 16 to 8192 bytes: records are 100 bytes to it (all of it when it is"
+              + " at most 100)")
+  int recordBytes = Records.MAX_LENGTH;
+
+  @Parameter(
       names = "--dir",
       description =
           "Server data directory, also used for the raw disk baseline"
@@ -197,6 +213,19 @@ public final class ServerBenchmarkOptions {
     sizeBytes = ByteSizes.parse("--size", size);
     memoryBytes = ByteSizes.parse("--memory", memory);
     warmupBytes = ByteSizes.parse("--warmup", warmup);
+    if (mapsPerPusher < 1 || mapsPerPusher > 100_000) {
+      throw new ParameterException(
+          "--maps-per-pusher: " + mapsPerPusher + " is not between 1 and 100000");
+    }
+    if (recordBytes < Records.HEADER_SIZE || recordBytes > Records.MAX_LENGTH) {
+      throw new ParameterException(
+          "--record-bytes: "
+              + recordBytes
+              + " is not between "
+              + Records.HEADER_SIZE
+              + " and "
+              + Records.MAX_LENGTH);
+    }
     List<Integer> counts = pusherCounts();
     if (counts.isEmpty()) {
       throw new ParameterException("--pushers needs at least one count");
@@ -205,9 +234,15 @@ public final class ServerBenchmarkOptions {
       if (c < 1 || c > 1024) {
         throw new ParameterException("--pushers: " + c + " is not between 1 and 1024");
       }
-      if (sizeBytes / c < Records.MAX_LENGTH) {
+      if (sizeBytes / c / mapsPerPusher < recordBytes) {
         throw new ParameterException(
-            "--size " + size + " is too small for " + c + " pushers: each needs at least 8k");
+            "--size "
+                + size
+                + " is too small for "
+                + c * mapsPerPusher
+                + " map tasks: each needs at least --record-bytes ("
+                + recordBytes
+                + ")");
       }
     }
     if (partitions < 1) {

@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -42,6 +43,7 @@ final class ShuffleRound {
   private final List<ServerMetrics> serverMetrics;
   private final int partitions;
   private final int readers;
+  private final int mapsPerPusher;
 
   ShuffleRound(
       ClientContext context,
@@ -52,6 +54,33 @@ final class ShuffleRound {
       List<ServerMetrics> serverMetrics,
       int partitions,
       int readers) {
+    this(
+        context,
+        coordinator,
+        coordinatorClient,
+        records,
+        cpu,
+        serverMetrics,
+        partitions,
+        readers,
+        1);
+  }
+
+  /**
+   * @param mapsPerPusher map tasks per pusher: a round of {@code p} pushers runs {@code p *
+   *     mapsPerPusher} map tasks, {@code p} at a time, each writing its share of the bytes (many
+   *     small map tasks push small batches, as a wide shuffle of many tasks does)
+   */
+  ShuffleRound(
+      ClientContext context,
+      ShuffleCoordinator coordinator,
+      CoordinatorClient coordinatorClient,
+      Records records,
+      CpuMeter cpu,
+      List<ServerMetrics> serverMetrics,
+      int partitions,
+      int readers,
+      int mapsPerPusher) {
     this.context = context;
     this.coordinator = coordinator;
     this.coordinatorClient = coordinatorClient;
@@ -60,6 +89,7 @@ final class ShuffleRound {
     this.serverMetrics = List.copyOf(serverMetrics);
     this.partitions = partitions;
     this.readers = readers;
+    this.mapsPerPusher = mapsPerPusher;
   }
 
   /** What one map task wrote. */
@@ -77,7 +107,7 @@ final class ShuffleRound {
 
   RoundResult run(int shuffleId, int pushers, long totalBytes)
       throws IOException, InterruptedException {
-    coordinator.registerShuffle(shuffleId, pushers, partitions);
+    coordinator.registerShuffle(shuffleId, pushers * mapsPerPusher, partitions);
     ExecutorService tasks =
         Executors.newFixedThreadPool(
             Math.max(pushers, readers), new DefaultThreadFactory("bench-task", true));
@@ -92,29 +122,37 @@ final class ShuffleRound {
   private RoundResult measure(ExecutorService tasks, int shuffleId, int pushers, long totalBytes)
       throws IOException, InterruptedException {
     RoundResult.Builder result = new RoundResult.Builder(pushers);
+    int numMaps = pushers * mapsPerPusher;
     PartitionLocations locations = coordinator.locations(shuffleId);
-    ReadVerifier verifier = new ReadVerifier(records, pushers, partitions);
+    ReadVerifier verifier = new ReadVerifier(records, numMaps, partitions);
     long congested = count(ServerMetrics::pushesCongested);
+    long batchesBefore = count(ServerMetrics::batchesPushed);
     long[] pushedBefore = counts(ServerMetrics::bytesPushed);
     long[] replicaPushedBefore = counts(ServerMetrics::replicaBytesPushed);
 
     CountDownLatch go = new CountDownLatch(1);
+    Semaphore running = new Semaphore(pushers);
     List<Future<MapOutput>> maps = new ArrayList<>();
-    for (int m = 0; m < pushers; m++) {
+    for (int m = 0; m < numMaps; m++) {
       int map = m;
-      long share = totalBytes / pushers + (map < totalBytes % pushers ? 1 : 0);
+      long share = totalBytes / numMaps + (map < totalBytes % numMaps ? 1 : 0);
       maps.add(
           tasks.submit(
               () -> {
                 go.await();
-                return pushMap(shuffleId, map, share, locations);
+                running.acquire();
+                try {
+                  return pushMap(shuffleId, map, share, locations);
+                } finally {
+                  running.release();
+                }
               }));
     }
     CpuMeter.Snapshot cpuStart = cpu.snapshot();
     long start = System.nanoTime();
     go.countDown();
     long pushEnd = start;
-    for (int m = 0; m < pushers; m++) {
+    for (int m = 0; m < numMaps; m++) {
       MapOutput out = await(maps.get(m), "map " + m);
       verifier.expect(m, out.counts, out.bytes);
       result.bytesWritten += out.total;
@@ -134,7 +172,7 @@ final class ShuffleRound {
     AtomicInteger nextPartition = new AtomicInteger();
     List<Future<Long>> reads = new ArrayList<>();
     for (int r = 0; r < readers; r++) {
-      reads.add(tasks.submit(() -> readPartitions(shuffleId, pushers, nextPartition, verifier)));
+      reads.add(tasks.submit(() -> readPartitions(shuffleId, numMaps, nextPartition, verifier)));
     }
     for (Future<Long> read : reads) {
       await(read, "a reader");
@@ -150,6 +188,7 @@ final class ShuffleRound {
     result.processCpuWriteNanos = cpuCommitted.processNanos - cpuStart.processNanos;
     result.processCpuReadNanos = cpuRead.processNanos - cpuCommitted.processNanos;
     result.congestedPushes = count(ServerMetrics::pushesCongested) - congested;
+    result.batchesPushed = count(ServerMetrics::batchesPushed) - batchesBefore;
     result.serverBytesPushed = minus(counts(ServerMetrics::bytesPushed), pushedBefore);
     result.serverReplicaBytesPushed =
         minus(counts(ServerMetrics::replicaBytesPushed), replicaPushedBefore);
@@ -182,7 +221,7 @@ final class ShuffleRound {
 
   /** A reader thread: reads whole partitions, one reader each, like reduce tasks. */
   private long readPartitions(
-      int shuffleId, int pushers, AtomicInteger nextPartition, ReadVerifier verifier)
+      int shuffleId, int numMaps, AtomicInteger nextPartition, ReadVerifier verifier)
       throws IOException {
     long bytes = 0;
     for (int p = nextPartition.getAndIncrement();
@@ -195,7 +234,7 @@ final class ShuffleRound {
         throw new IOException("coordinator: " + e.getMessage(), e);
       }
       try (PartitionReader reader =
-          new PartitionReader(context, coordinator.appId(), shuffleId, committed, 0, pushers)) {
+          new PartitionReader(context, coordinator.appId(), shuffleId, committed, 0, numMaps)) {
         for (ShuffleBatch batch = reader.next(); batch != null; batch = reader.next()) {
           verifier.check(batch);
           bytes += batch.length();

@@ -16,8 +16,9 @@ import org.junit.jupiter.api.io.TempDir;
 import org.w3c.dom.Document;
 
 /**
- * {@code shuffle-bench server --replication} and {@code --chart}: the values they take and those
- * they refuse, and the chart of a result table.
+ * {@code shuffle-bench server --replication}, {@code --maps-per-pusher}, {@code --record-bytes} and
+ * {@code --chart}: the values they take and those they refuse, a small run of many map tasks, and
+ * the chart of a result table.
  */
 class ServerBenchmarkOptionsTest {
   private static ServerBenchmarkOptions parse(String... args) {
@@ -188,5 +189,56 @@ class ServerBenchmarkOptionsTest {
         .containsExactly(
             "300", "512", "256", "1024", "300", "256", "128", "512", "300", "1024", "512", "2048",
             "300");
+  }
+
+  @Test
+  void manySmallMapTasksPushSmallBatchesAndTheReportCountsThem(@TempDir Path dir) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    int exit =
+        run(
+            out,
+            err,
+            "--dir",
+            dir.toString(),
+            "--size",
+            "1m",
+            "--warmup",
+            "0",
+            "--memory",
+            "64m",
+            "--partitions",
+            "100",
+            "--pushers",
+            "2",
+            "--maps-per-pusher",
+            "20",
+            "--record-bytes",
+            "32");
+
+    String printed = out.toString(StandardCharsets.UTF_8);
+    assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
+    String json = printed.strip().substring(printed.strip().lastIndexOf('\n') + 1);
+    assertThat(json)
+        .contains("\"mapsPerPusher\":20", "\"recordBytes\":32", "\"verified\":true")
+        .containsPattern("\"serverCpuMicrosPerBatch\":[0-9]");
+    // 1 MiB of 32-byte records from 40 map tasks over 100 partitions: about 80 records, so one
+    // or two batches, per map task and partition
+    long batches = Long.parseLong(json.replaceAll(".*?\"batchesPushed\":([0-9]+).*", "$1"));
+    assertThat(batches).isBetween(3_000L, 8_000L);
+  }
+
+  @Test
+  void mapsPerPusherAndRecordBytesOutOfRangeAreRefusedByName() {
+    assertThatThrownBy(() -> valid("--maps-per-pusher", "0"))
+        .isInstanceOf(ParameterException.class)
+        .hasMessageContaining("--maps-per-pusher: 0 is not between 1 and 100000");
+    assertThatThrownBy(() -> valid("--record-bytes", "15"))
+        .isInstanceOf(ParameterException.class)
+        .hasMessageContaining("--record-bytes: 15 is not between 16 and 8192");
+    assertThatThrownBy(() -> valid("--size", "1m", "--pushers", "4", "--maps-per-pusher", "100"))
+        .isInstanceOf(ParameterException.class)
+        .hasMessageContaining("too small for 400 map tasks");
   }
 }
