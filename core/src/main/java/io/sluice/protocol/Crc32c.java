@@ -1,6 +1,7 @@
 package io.sluice.protocol;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.util.concurrent.FastThreadLocal;
 import java.nio.ByteBuffer;
 import java.util.zip.CRC32C;
 
@@ -11,6 +12,17 @@ import java.util.zip.CRC32C;
  * (heap, direct, composite) without copying.
  */
 final class Crc32c {
+  /** Direct bytes up to this many are checksummed from a copy in the thread's scratch array. */
+  private static final int SCRATCH_BYTES = 2048;
+
+  private static final FastThreadLocal<byte[]> SCRATCH =
+      new FastThreadLocal<>() {
+        @Override
+        protected byte[] initialValue() {
+          return new byte[SCRATCH_BYTES];
+        }
+      };
+
   private Crc32c() {}
 
   /**
@@ -30,6 +42,14 @@ final class Crc32c {
     }
     if (buf.hasArray()) {
       crc.update(buf.array(), buf.arrayOffset() + index, length);
+      return;
+    }
+    if (length <= SCRATCH_BYTES) {
+      // a few bytes of a direct buffer: copied, not wrapped in NIO buffers (an array of views,
+      // allocated for every header and payload of a small batch cost more than the checksum)
+      byte[] scratch = SCRATCH.get();
+      buf.getBytes(index, scratch, 0, length);
+      crc.update(scratch, 0, length);
       return;
     }
     for (ByteBuffer b : buf.nioBuffers(index, length)) {

@@ -67,6 +67,34 @@ class BatchFormatTest {
     assertThat(readerVerdict(b)).isNull();
   }
 
+  /** Heap, direct (copied below 2 KiB, viewed above) and composite bodies checksum alike. */
+  @Test
+  void aBatchChecksumsAlikeInEveryKindOfBuffer() {
+    for (int length : new int[] {1, 40, 2047 - BatchFormat.HEADER_SIZE, 2048, 70_000}) {
+      byte[] payload = new byte[length];
+      new Random(length).nextBytes(payload);
+      ByteBuf heap = sealed(4, 0, 9, payload);
+      int expected = BatchFormat.storedChecksum(heap, 0);
+      ByteBuf direct = Unpooled.directBuffer().writeBytes(heap, 0, heap.readableBytes());
+      // a header split from its payload, in two direct parts
+      int cut = BatchFormat.HEADER_SIZE / 2;
+      ByteBuf composite =
+          Unpooled.compositeBuffer()
+              .addComponent(true, Unpooled.directBuffer().writeBytes(heap, 0, cut))
+              .addComponent(
+                  true, Unpooled.directBuffer().writeBytes(heap, cut, heap.readableBytes() - cut));
+      for (ByteBuf b : List.of(heap, direct, composite)) {
+        assertThat(BatchFormat.computeChecksum(b, 0))
+            .as("%d payload bytes in %s", length, b.getClass().getSimpleName())
+            .isEqualTo(expected);
+        assertThat(readerVerdict(b)).isNull();
+      }
+      heap.release();
+      direct.release();
+      composite.release();
+    }
+  }
+
   @Test
   void aChecksumMismatchNamesExpectedAndActual() {
     ByteBuf b = sealed(0, 0, 0, new byte[] {1, 2, 3, 4});

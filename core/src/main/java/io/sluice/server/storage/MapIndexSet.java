@@ -72,8 +72,13 @@ public final class MapIndexSet {
 
   /** The run whose start is the largest at or below {@code value}; -1 when none. */
   private int floor(int value) {
+    // maps mostly arrive in increasing order, a few tasks at a time: the last run or the one
+    // before it
     if (runs > 0 && start(runs - 1) <= value) {
-      return runs - 1; // maps mostly arrive in increasing order
+      return runs - 1;
+    }
+    if (runs > 1 && start(runs - 2) <= value) {
+      return runs - 2;
     }
     int low = 0;
     int high = runs - 1;
