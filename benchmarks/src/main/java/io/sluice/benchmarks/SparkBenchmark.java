@@ -156,7 +156,7 @@ final class SparkBenchmark {
     int run() throws IOException, InterruptedException {
       List<SparkWorkloads.Workload> workloads = workloads();
       Path dir = Files.createDirectories(Path.of(options.dir));
-      Results results = new Results(workloads);
+      SparkResults results = new SparkResults(workloads);
       // columns: BUILTIN, SLUICE (as --checksums and --replication say; checksums on and factor
       // 2 for "both"), and for "both" also OTHER, run before SLUICE
       boolean checksumsBoth = options.checksums.equals("both");
@@ -243,13 +243,14 @@ final class SparkBenchmark {
      *
      * @return the Spark JVM's exit code
      */
-    private int runJobs(List<String> runs, Servers servers, Results results)
+    private int runJobs(List<String> runs, Servers servers, SparkResults results)
         throws IOException, InterruptedException {
       SparkLine line = SparkLine.KNOWN.get(options.sparkLine);
       List<String> args = new ArrayList<>();
       args.add("workloads=" + options.workloads);
       args.add("scale=" + options.scale);
       args.add("warmups=" + options.warmups);
+      args.add("timedRuns=" + options.timedRuns);
       args.add("coldStart=" + options.coldStart);
       args.add("smallBlocks=" + options.smallBlocksMaps + "x" + options.smallBlocksReducers);
       args.add("executorMemory=" + options.executorMemory);
@@ -307,9 +308,9 @@ final class SparkBenchmark {
             countersBefore = servers.counters();
           } else if (f[0].equals(SparkBenchmarkDriver.END)) {
             int column = Integer.parseInt(f[2]);
+            DiskEmulation.Counters used = null;
             if (disk != null) {
-              DiskEmulation.Counters used = disk.counters().minus(diskBefore);
-              results.disk.get(f[1])[column] = used;
+              used = disk.counters().minus(diskBefore);
               out.println("#   " + modes[column] + ": " + used);
             }
             record(
@@ -321,7 +322,8 @@ final class SparkBenchmark {
                 SparkBenchmarkDriver.decode(f[5]),
                 column == BUILTIN ? null : servers,
                 cpuBefore,
-                countersBefore);
+                countersBefore,
+                used);
           } else {
             out.println(text);
           }
@@ -332,7 +334,7 @@ final class SparkBenchmark {
 
     /** One timed run of one workload; with {@code servers}, also their CPU and bytes over it. */
     private void record(
-        Results results,
+        SparkResults results,
         String workload,
         int column,
         double seconds,
@@ -340,15 +342,19 @@ final class SparkBenchmark {
         String note,
         Servers servers,
         CpuMeter.Snapshot cpuBefore,
-        long[] countersBefore) {
+        long[] countersBefore,
+        DiskEmulation.Counters diskUsed) {
       String mode = modes[column];
-      results.seconds.get(workload)[column] = seconds;
-      results.signatures.get(workload)[column] = signature;
-      if (!note.isEmpty()) {
+      if (!note.isEmpty()
+          && !results.notes.getOrDefault(workload, "").contains(mode + ": " + note)) {
         results.notes.merge(workload, mode + ": " + note, (a, b) -> a + ", " + b);
       }
       if (servers == null) {
         out.printf(Locale.ROOT, "#   %s: %.2f s, %s%n", mode, seconds, signature);
+        results.add(
+            workload,
+            column,
+            new SparkResults.TimedRun(seconds, signature, Double.NaN, 0, 0, 0, diskUsed));
         return;
       }
       CpuMeter.Snapshot cpuAfter = servers.cpu();
@@ -359,10 +365,17 @@ final class SparkBenchmark {
       long[] counters = servers.counters();
       long bytes = counters[SHUFFLED] - countersBefore[SHUFFLED];
       long read = counters[READ] - countersBefore[READ];
-      results.batches.get(workload)[column] = counters[BATCHES] - countersBefore[BATCHES];
-      results.serverCpuSeconds.get(workload)[column] = cpu;
-      results.bytesShuffled.get(workload)[column] = bytes;
-      results.bytesRead.get(workload)[column] = read;
+      results.add(
+          workload,
+          column,
+          new SparkResults.TimedRun(
+              seconds,
+              signature,
+              cpu,
+              bytes,
+              read,
+              counters[BATCHES] - countersBefore[BATCHES],
+              diskUsed));
       out.printf(
           Locale.ROOT,
           "#   %s: %.2f s, %s; server CPU %.2f s for %.3f GiB shuffled, %.3f GiB read%n",
@@ -386,39 +399,6 @@ final class SparkBenchmark {
     /** The --server-conf settings as a map; names the setting that is not key=value. */
     static Map<String, String> serverSettings(List<String> settings) {
       return BenchmarkCli.settings("--server-conf", settings);
-    }
-
-    /**
-     * What the runs measured per workload, one column per run: job seconds, the result's signature,
-     * and on Sluice the servers' CPU seconds and the bytes shuffled through them.
-     */
-    private static final class Results {
-      final Map<String, double[]> seconds = new LinkedHashMap<>();
-      final Map<String, String[]> signatures = new LinkedHashMap<>();
-      final Map<String, double[]> serverCpuSeconds = new LinkedHashMap<>();
-      final Map<String, long[]> bytesShuffled = new LinkedHashMap<>();
-      final Map<String, long[]> bytesRead = new LinkedHashMap<>();
-      final Map<String, long[]> batches = new LinkedHashMap<>();
-      final Map<String, String> notes = new LinkedHashMap<>();
-      final Map<String, DiskEmulation.Counters[]> disk = new LinkedHashMap<>();
-
-      Results(List<SparkWorkloads.Workload> workloads) {
-        for (SparkWorkloads.Workload w : workloads) {
-          disk.put(w.name(), new DiskEmulation.Counters[3]);
-          seconds.put(w.name(), new double[3]);
-          signatures.put(w.name(), new String[3]);
-          serverCpuSeconds.put(w.name(), new double[3]);
-          bytesShuffled.put(w.name(), new long[3]);
-          bytesRead.put(w.name(), new long[3]);
-          batches.put(w.name(), new long[3]);
-        }
-      }
-
-      /** Server CPU seconds per GiB shuffled in one run of one workload. */
-      double serverCpuPerGiB(String workload, int column) {
-        long bytes = bytesShuffled.get(workload)[column];
-        return bytes > 0 ? serverCpuSeconds.get(workload)[column] / (bytes / GIB) : Double.NaN;
-      }
     }
 
     /**
@@ -490,7 +470,8 @@ final class SparkBenchmark {
       }
     }
 
-    private void report(List<SparkWorkloads.Workload> workloads, Results results, boolean both) {
+    private void report(
+        List<SparkWorkloads.Workload> workloads, SparkResults results, boolean both) {
       boolean replicationBoth = options.replication.equals("both");
       out.println();
       out.printf(
@@ -557,6 +538,10 @@ final class SparkBenchmark {
                 + Json.num(s[BUILTIN])
                 + ",\"ratio\":"
                 + Json.num(ratio)
+                + ",\"sluiceRunsSeconds\":"
+                + results.secondsJson(w.name(), SLUICE)
+                + ",\"builtinRunsSeconds\":"
+                + results.secondsJson(w.name(), BUILTIN)
                 + ",\"shuffleBytes\":"
                 + bytes
                 + ",\"serverCpuSeconds\":"
@@ -596,7 +581,13 @@ final class SparkBenchmark {
       }
       out.println();
       out.println(
-          "GiB: bytes pushed to the Sluice server(s) in the timed run, replica copies not counted;"
+          (options.timedRuns > 1
+                  ? "Each column is the timed run of median job time of "
+                      + options.timedRuns
+                      + " (every run's seconds are in the JSON). "
+                  : "")
+              + "GiB: bytes pushed to the Sluice server(s) in the timed run, replica copies not"
+              + " counted;"
               + " srv s/GiB: CPU seconds of the server threads (event loops, flushers, sorters...)"
               + " per GiB"
               + (both ? ", " + modes[SLUICE] + " / " + modes[OTHER] : "")
@@ -619,6 +610,8 @@ final class SparkBenchmark {
               + Json.num(options.scale)
               + ",\"warmups\":"
               + options.warmups
+              + ",\"timedRuns\":"
+              + options.timedRuns
               + ",\"coldStart\":"
               + options.coldStart
               + ",\"checksums\":"
@@ -661,7 +654,8 @@ final class SparkBenchmark {
     /**
      * Writes the SVG chart of job seconds per workload: built-in, Sluice, the second Sluice run.
      */
-    private void chart(List<SparkWorkloads.Workload> workloads, Results results, boolean both) {
+    private void chart(
+        List<SparkWorkloads.Workload> workloads, SparkResults results, boolean both) {
       List<String> series = new ArrayList<>(List.of(modes[BUILTIN], modes[SLUICE]));
       if (both) {
         series.add(modes[OTHER]);

@@ -23,10 +23,11 @@ import org.apache.spark.sql.SparkSession;
  * (signature and note Base64 of UTF-8). Other lines are progress for people.
  *
  * <p>Arguments, {@code key=value}: {@code workloads} (names, comma-separated), {@code scale},
- * {@code warmups}, {@code coldStart} (the timed runs on fresh executors), {@code smallBlocks}
- * (MAPSxREDUCERS), {@code executorMemory}, {@code executorJavaOptions}, {@code scala} (the line's
- * Scala version) and one {@code run} per shuffle, in order: {@code COLUMN:builtin} or {@code
- * COLUMN:sluice:SERVERS:FACTOR:CHECKSUMS} (servers separated by {@code ;}, checksums on or off).
+ * {@code warmups}, {@code timedRuns}, {@code coldStart} (each timed run on fresh executors), {@code
+ * smallBlocks} (MAPSxREDUCERS), {@code executorMemory}, {@code executorJavaOptions}, {@code scala}
+ * (the line's Scala version) and one {@code run} per shuffle, in order: {@code COLUMN:builtin} or
+ * {@code COLUMN:sluice:SERVERS:FACTOR:CHECKSUMS} (servers separated by {@code ;}, checksums on or
+ * off).
  */
 final class SparkBenchmarkDriver {
   static final String BEGIN = "@@begin";
@@ -85,6 +86,7 @@ final class SparkBenchmarkDriver {
             Integer.parseInt(shape[0]),
             Integer.parseInt(shape[1]));
     int warmups = Integer.parseInt(settings.get("warmups"));
+    int timedRuns = Integer.parseInt(settings.getOrDefault("timedRuns", "1"));
     boolean coldStart = Boolean.parseBoolean(settings.get("coldStart"));
     List<SparkWorkloads.Workload> workloads = new ArrayList<>();
     for (String name : settings.get("workloads").split(",")) {
@@ -103,25 +105,27 @@ final class SparkBenchmarkDriver {
             out.println("# " + w.name() + " (" + w.describe() + ") on " + run + ": warm-up " + i);
             w.run(spark);
           }
-          if (coldStart) {
-            out.println("# " + w.name() + " on " + run + ": fresh executors for the timed run");
-            spark.stop();
-            spark = session(name, conf);
-            awaitExecutors(spark);
+          for (int t = 1; t <= timedRuns; t++) {
+            if (coldStart) {
+              out.println("# " + w.name() + " on " + run + ": fresh executors for the timed run");
+              spark.stop();
+              spark = session(name, conf);
+              awaitExecutors(spark);
+            }
+            out.println(BEGIN + " " + w.name() + " " + column);
+            long start = System.nanoTime();
+            SparkWorkloads.Outcome outcome = w.run(spark);
+            double seconds = (System.nanoTime() - start) / 1e9;
+            out.println(
+                String.join(
+                    " ",
+                    END,
+                    w.name(),
+                    Integer.toString(column),
+                    String.format(Locale.ROOT, "%.6f", seconds),
+                    encode(outcome.signature),
+                    encode(outcome.note)));
           }
-          out.println(BEGIN + " " + w.name() + " " + column);
-          long start = System.nanoTime();
-          SparkWorkloads.Outcome outcome = w.run(spark);
-          double seconds = (System.nanoTime() - start) / 1e9;
-          out.println(
-              String.join(
-                  " ",
-                  END,
-                  w.name(),
-                  Integer.toString(column),
-                  String.format(Locale.ROOT, "%.6f", seconds),
-                  encode(outcome.signature),
-                  encode(outcome.note)));
         }
       } finally {
         spark.stop();

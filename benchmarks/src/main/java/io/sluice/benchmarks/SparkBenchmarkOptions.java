@@ -24,6 +24,14 @@ final class SparkBenchmarkOptions {
   int warmups = 2;
 
   @Parameter(
+      names = "--timed-runs",
+      description =
+          "Timed runs of each workload after its warm-ups, on each shuffle; the report gives the"
+              + " run of median job time (its seconds, server CPU and bytes) and every run's"
+              + " seconds, so one slow run on a busy machine does not make the ratio")
+  int timedRuns = 1;
+
+  @Parameter(
       names = "--small-blocks-shape",
       description =
           "Maps x reducers of the small-blocks workload, e.g. 100x400: its M x R blocks are what"
@@ -162,6 +170,9 @@ final class SparkBenchmarkOptions {
     }
     if (warmups < 0 || warmups > 10) {
       return "--warmups must be between 0 and 10, not " + warmups;
+    }
+    if (timedRuns < 1 || timedRuns > 20) {
+      return "--timed-runs must be between 1 and 20, not " + timedRuns;
     }
     disk = disk.trim().toLowerCase(Locale.ROOT);
     if (!List.of("as-is", "hdd").contains(disk)) {

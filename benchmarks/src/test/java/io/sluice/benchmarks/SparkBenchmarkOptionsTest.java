@@ -88,6 +88,13 @@ class SparkBenchmarkOptionsTest {
   }
 
   @Test
+  void timedRunsOutsideTheirRangeAreRefusedBeforeAnythingStarts() {
+    assertThat(refusal("--timed-runs", "0"))
+        .contains("--timed-runs must be between 1 and 20, not 0");
+    assertThat(refusal("--timed-runs", "21")).contains("not 21");
+  }
+
+  @Test
   void warmupsOutsideTheirRangeAreRefusedBeforeAnythingStarts() {
     assertThat(refusal("--warmups", "-1")).contains("--warmups must be between 0 and 10, not -1");
     assertThat(refusal("--warmups", "11")).contains("not 11");
