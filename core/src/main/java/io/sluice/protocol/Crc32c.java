@@ -9,8 +9,8 @@ import java.util.zip.CRC32C;
  * CRC32C (Castagnoli, {@link CRC32C}: the JVM computes it with the CPU's CRC32 instructions) of the
  * bytes of a header and its payload, as {@link BatchFormat} and {@link MapBlockFormat} define it:
  * the header's bytes before its checksum field, then the payload. Works on any {@link ByteBuf}
- * (heap, direct, composite): a heap array and large direct ranges in place, a small direct range
- * (a batch header, a short payload) from a copy in the calling thread's scratch array.
+ * (heap, direct, composite): a heap array and large direct ranges in place, a small direct range (a
+ * batch header, a short payload) from a copy in the calling thread's scratch array.
  */
 final class Crc32c {
   /** Direct bytes up to this many are checksummed from a copy in the thread's scratch array. */
