@@ -195,7 +195,8 @@ public final class PressureBenchmark {
               new CpuMeter(),
               List.of(server.metrics()),
               partitions,
-              2);
+              2,
+              1);
       RoundResult result;
       AtomicLong peakNetty = new AtomicLong();
       Thread sampler =

@@ -45,27 +45,6 @@ final class ShuffleRound {
   private final int readers;
   private final int mapsPerPusher;
 
-  ShuffleRound(
-      ClientContext context,
-      ShuffleCoordinator coordinator,
-      CoordinatorClient coordinatorClient,
-      Records records,
-      CpuMeter cpu,
-      List<ServerMetrics> serverMetrics,
-      int partitions,
-      int readers) {
-    this(
-        context,
-        coordinator,
-        coordinatorClient,
-        records,
-        cpu,
-        serverMetrics,
-        partitions,
-        readers,
-        1);
-  }
-
   /**
    * @param mapsPerPusher map tasks per pusher: a round of {@code p} pushers runs {@code p *
    *     mapsPerPusher} map tasks, {@code p} at a time, each writing its share of the bytes (many

@@ -90,7 +90,8 @@ public final class TenantsBenchmark {
               new CpuMeter(),
               List.of(server.metrics()),
               partitions,
-              readers);
+              readers,
+              1);
     }
 
     RoundResult shuffle(int pushers, long bytes) {
