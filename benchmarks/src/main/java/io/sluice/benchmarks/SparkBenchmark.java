@@ -209,8 +209,8 @@ final class SparkBenchmark {
       }
       chart(workloads, results, both);
       report(workloads, results, both);
-      for (String[] s : results.signatures.values()) {
-        if (!s[BUILTIN].equals(s[SLUICE]) || (both && !s[BUILTIN].equals(s[OTHER]))) {
+      for (SparkWorkloads.Workload w : workloads) {
+        if (!resultsEqual(results, w, both)) {
           return 1;
         }
       }
@@ -492,21 +492,17 @@ final class SparkBenchmark {
       double totalOn = 0;
       double totalOff = 0;
       for (SparkWorkloads.Workload w : workloads) {
-        double[] s = results.seconds.get(w.name());
-        String[] sig = results.signatures.get(w.name());
-        boolean equal =
-            sig[BUILTIN].equals(sig[SLUICE]) && (!both || sig[BUILTIN].equals(sig[OTHER]));
+        double[] s = results.seconds(w.name());
+        SparkResults.TimedRun sluice = results.median(w.name(), SLUICE);
+        boolean equal = resultsEqual(results, w, both);
         double ratio = s[SLUICE] / s[BUILTIN];
         double cost = both ? s[SLUICE] / s[OTHER] : Double.NaN;
         double cpuPerGiB = results.serverCpuPerGiB(w.name(), SLUICE);
         double otherCpuPerGiB = both ? results.serverCpuPerGiB(w.name(), OTHER) : Double.NaN;
-        long bytes = results.bytesShuffled.get(w.name())[SLUICE];
-        long read = results.bytesRead.get(w.name())[SLUICE];
-        long batches = results.batches.get(w.name())[SLUICE];
-        double microsPerBatch =
-            batches > 0
-                ? results.serverCpuSeconds.get(w.name())[SLUICE] * 1e6 / batches
-                : Double.NaN;
+        long bytes = sluice.bytesShuffled;
+        long read = sluice.bytesRead;
+        long batches = sluice.batches;
+        double microsPerBatch = batches > 0 ? sluice.serverCpuSeconds * 1e6 / batches : Double.NaN;
         double floorPerGiB =
             floor == null || bytes == 0 ? Double.NaN : floor.seconds(bytes, read) / (bytes / GIB);
         totalOn += s[SLUICE];
@@ -545,7 +541,7 @@ final class SparkBenchmark {
                 + ",\"shuffleBytes\":"
                 + bytes
                 + ",\"serverCpuSeconds\":"
-                + Json.num(results.serverCpuSeconds.get(w.name())[SLUICE])
+                + Json.num(sluice.serverCpuSeconds)
                 + ",\"serverCpuSecondsPerGiB\":"
                 + Json.num(cpuPerGiB)
                 + ",\"bytesRead\":"
@@ -570,7 +566,7 @@ final class SparkBenchmark {
                         + "ServerCpuSecondsPerGiB\":"
                         + Json.num(otherCpuPerGiB)
                     : "")
-                + diskJson(results.disk.get(w.name()))
+                + diskJson(results.median(w.name(), BUILTIN).disk, sluice.disk)
                 + ",\"resultsEqual\":"
                 + equal
                 + ",\"description\":"
@@ -639,16 +635,16 @@ final class SparkBenchmark {
     }
 
     /** With --disk hdd, the disk limits and what each side asked of the disk, as JSON fields. */
-    private String diskJson(DiskEmulation.Counters[] used) {
+    private String diskJson(DiskEmulation.Counters builtin, DiskEmulation.Counters sluice) {
       if (disk == null) {
         return ",\"disk\":" + Json.str(options.disk);
       }
       return ",\"disk\":\"hdd\",\"diskLimits\":"
           + disk.limits().json()
           + ",\"builtinDisk\":"
-          + (used[BUILTIN] == null ? "null" : used[BUILTIN].json())
+          + (builtin == null ? "null" : builtin.json())
           + ",\"sluiceDisk\":"
-          + (used[SLUICE] == null ? "null" : used[SLUICE].json());
+          + (sluice == null ? "null" : sluice.json());
     }
 
     /**
@@ -662,7 +658,7 @@ final class SparkBenchmark {
       }
       Map<String, double[]> seconds = new LinkedHashMap<>();
       for (SparkWorkloads.Workload w : workloads) {
-        seconds.put(w.name(), results.seconds.get(w.name()));
+        seconds.put(w.name(), results.seconds(w.name()));
       }
       Path file =
           options.chart.isEmpty()
@@ -693,6 +689,16 @@ final class SparkBenchmark {
         chart.group(workload.getKey(), Arrays.copyOf(workload.getValue(), series.size()));
       }
       return chart;
+    }
+
+    /**
+     * Whether a workload's result on Sluice (and the second Sluice run) equals the built-in one.
+     */
+    private static boolean resultsEqual(
+        SparkResults results, SparkWorkloads.Workload w, boolean both) {
+      return both
+          ? results.resultsEqual(w.name(), BUILTIN, SLUICE, OTHER)
+          : results.resultsEqual(w.name(), BUILTIN, SLUICE);
     }
 
     /** The JSON name of the second Sluice run's time. */

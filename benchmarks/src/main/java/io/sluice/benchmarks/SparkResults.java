@@ -7,10 +7,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What the runs measured per workload, one column per run: job seconds, the result's signature, and
- * on Sluice the servers' CPU seconds and the bytes shuffled through them. With several timed runs,
- * the columns hold the run of median seconds (the lower one of an even count), and its signature
- * only when every run's result was the same.
+ * What the timed runs measured per workload, one column per shuffle (built-in, Sluice, the second
+ * Sluice run): job seconds, the result's signature, and on Sluice the servers' CPU seconds and the
+ * bytes shuffled through them. The report gives each column's run of median seconds.
  */
 final class SparkResults {
   private static final double GIB = 1024.0 * 1024 * 1024;
@@ -43,47 +42,68 @@ final class SparkResults {
     }
   }
 
-  /** Every timed run, by workload and column. */
-  final Map<String, List<List<TimedRun>>> timed = new LinkedHashMap<>();
+  /** A column that was not run: no seconds, no signature, nothing measured. */
+  private static final TimedRun NOT_RUN = new TimedRun(0, null, Double.NaN, 0, 0, 0, null);
 
-  final Map<String, double[]> seconds = new LinkedHashMap<>();
-  final Map<String, String[]> signatures = new LinkedHashMap<>();
-  final Map<String, double[]> serverCpuSeconds = new LinkedHashMap<>();
-  final Map<String, long[]> bytesShuffled = new LinkedHashMap<>();
-  final Map<String, long[]> bytesRead = new LinkedHashMap<>();
-  final Map<String, long[]> batches = new LinkedHashMap<>();
+  /** Every timed run, by workload and column, in run order. */
+  private final Map<String, List<List<TimedRun>>> timed = new LinkedHashMap<>();
+
+  /** Per workload, what a column's runs noted (a fallback, a skipped check), merged. */
   final Map<String, String> notes = new LinkedHashMap<>();
-  final Map<String, DiskEmulation.Counters[]> disk = new LinkedHashMap<>();
 
   SparkResults(List<SparkWorkloads.Workload> workloads) {
     for (SparkWorkloads.Workload w : workloads) {
-      disk.put(w.name(), new DiskEmulation.Counters[3]);
-      seconds.put(w.name(), new double[3]);
-      signatures.put(w.name(), new String[3]);
-      serverCpuSeconds.put(w.name(), new double[3]);
-      bytesShuffled.put(w.name(), new long[3]);
-      bytesRead.put(w.name(), new long[3]);
-      batches.put(w.name(), new long[3]);
       timed.put(w.name(), List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>()));
     }
   }
 
-  /** Records a timed run, and makes the median of the column's runs so far its result. */
+  /** Records a timed run of a workload on a column. */
   void add(String workload, int column, TimedRun run) {
-    List<TimedRun> runs = timed.get(workload).get(column);
-    runs.add(run);
-    List<TimedRun> bySeconds = new ArrayList<>(runs);
+    timed.get(workload).get(column).add(run);
+  }
+
+  /**
+   * The run of median seconds of a workload on a column (the faster middle one of an even count),
+   * or a run that measured nothing when the column was not run.
+   */
+  TimedRun median(String workload, int column) {
+    List<TimedRun> bySeconds = new ArrayList<>(timed.get(workload).get(column));
+    if (bySeconds.isEmpty()) {
+      return NOT_RUN;
+    }
     bySeconds.sort(Comparator.comparingDouble(r -> r.seconds));
-    TimedRun median = bySeconds.get((bySeconds.size() - 1) / 2);
-    boolean sameResults = runs.stream().allMatch(r -> r.signature.equals(median.signature));
-    seconds.get(workload)[column] = median.seconds;
-    signatures.get(workload)[column] =
-        sameResults ? median.signature : "timed runs differ: " + runSignatures(runs);
-    serverCpuSeconds.get(workload)[column] = median.serverCpuSeconds;
-    bytesShuffled.get(workload)[column] = median.bytesShuffled;
-    bytesRead.get(workload)[column] = median.bytesRead;
-    batches.get(workload)[column] = median.batches;
-    disk.get(workload)[column] = median.disk;
+    return bySeconds.get((bySeconds.size() - 1) / 2);
+  }
+
+  /** The median run's seconds on every column, in column order; 0 where a column did not run. */
+  double[] seconds(String workload) {
+    double[] seconds = new double[3];
+    for (int column = 0; column < seconds.length; column++) {
+      seconds[column] = median(workload, column).seconds;
+    }
+    return seconds;
+  }
+
+  /**
+   * The result's signature of a workload on a column: the median run's when every run's result was
+   * the same, else one that names them all and equals no other.
+   */
+  String signature(String workload, int column) {
+    List<TimedRun> runs = timed.get(workload).get(column);
+    String median = median(workload, column).signature;
+    boolean sameResults = runs.stream().allMatch(r -> r.signature.equals(median));
+    return sameResults ? median : "timed runs differ: " + runSignatures(runs);
+  }
+
+  /** Whether a workload's result was the same on the built-in column and the given others. */
+  boolean resultsEqual(String workload, int builtin, int... others) {
+    String expected = signature(workload, builtin);
+    for (int column : others) {
+      if (expected == null || !expected.equals(signature(workload, column))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static String runSignatures(List<TimedRun> runs) {
@@ -105,7 +125,9 @@ final class SparkResults {
 
   /** Server CPU seconds per GiB shuffled in one run of one workload. */
   double serverCpuPerGiB(String workload, int column) {
-    long bytes = bytesShuffled.get(workload)[column];
-    return bytes > 0 ? serverCpuSeconds.get(workload)[column] / (bytes / GIB) : Double.NaN;
+    TimedRun median = median(workload, column);
+    return median.bytesShuffled > 0
+        ? median.serverCpuSeconds / (median.bytesShuffled / GIB)
+        : Double.NaN;
   }
 }

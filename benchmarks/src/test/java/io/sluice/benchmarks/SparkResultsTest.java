@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 
 /** {@code shuffle-bench spark --timed-runs}: which of a workload's timed runs the report gives. */
 class SparkResultsTest {
+  private static final int BUILTIN = 0;
   private static final int SLUICE = 1;
 
   private static SparkResults results() {
@@ -24,9 +25,9 @@ class SparkResultsTest {
     results.add("repartition", SLUICE, run(3.0, "count=7", 1.0));
     results.add("repartition", SLUICE, run(9.0, "count=7", 4.0));
 
-    assertThat(results.seconds.get("repartition")[SLUICE]).isEqualTo(5.0);
-    assertThat(results.serverCpuSeconds.get("repartition")[SLUICE]).isEqualTo(1.5);
-    assertThat(results.signatures.get("repartition")[SLUICE]).isEqualTo("count=7");
+    assertThat(results.median("repartition", SLUICE).seconds).isEqualTo(5.0);
+    assertThat(results.median("repartition", SLUICE).serverCpuSeconds).isEqualTo(1.5);
+    assertThat(results.signature("repartition", SLUICE)).isEqualTo("count=7");
     assertThat(results.secondsJson("repartition", SLUICE)).isEqualTo("[5,3,9]");
   }
 
@@ -36,7 +37,17 @@ class SparkResultsTest {
     results.add("repartition", SLUICE, run(4.0, "count=7", 2.0));
     results.add("repartition", SLUICE, run(6.0, "count=7", 3.0));
 
-    assertThat(results.seconds.get("repartition")[SLUICE]).isEqualTo(4.0);
+    assertThat(results.seconds("repartition")).containsExactly(0.0, 4.0, 0.0);
+  }
+
+  @Test
+  void aColumnThatDidNotRunEqualsNothing() {
+    SparkResults results = results();
+    results.add("repartition", BUILTIN, run(4.0, "count=7", Double.NaN));
+    results.add("repartition", SLUICE, run(5.0, "count=7", 2.0));
+
+    assertThat(results.resultsEqual("repartition", BUILTIN, SLUICE)).isTrue();
+    assertThat(results.resultsEqual("repartition", BUILTIN, SLUICE, 2)).isFalse();
   }
 
   @Test
@@ -45,7 +56,10 @@ class SparkResultsTest {
     results.add("repartition", SLUICE, run(4.0, "count=7", 2.0));
     results.add("repartition", SLUICE, run(5.0, "count=8", 2.0));
 
-    assertThat(results.signatures.get("repartition")[SLUICE])
+    results.add("repartition", BUILTIN, run(4.0, "count=7", Double.NaN));
+
+    assertThat(results.signature("repartition", SLUICE))
         .isEqualTo("timed runs differ: count=7 | count=8");
+    assertThat(results.resultsEqual("repartition", BUILTIN, SLUICE)).isFalse();
   }
 }
