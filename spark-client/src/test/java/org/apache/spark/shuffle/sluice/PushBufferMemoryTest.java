@@ -34,10 +34,31 @@ class PushBufferMemoryTest {
       memory.beforeWrite(1);
       memory.beforeWrite(2);
     }
-    assertThat(memory.held()).isEqualTo(3 * BUFFER);
+    // grants double with what is held: 1, 1 and 2 buffers
+    assertThat(memory.held()).isEqualTo(4 * BUFFER);
+    assertThat(memory.grants()).isEqualTo(3);
     assertThat(spills).hasValue(0);
     memory.releaseAll();
     assertThat(memory.held()).isZero();
+    assertThat(tmm.getMemoryConsumptionForThisTask()).isZero();
+  }
+
+  @Test
+  void thousandsOfPartitionsAskTheMemoryManagerAFewHundredTimes() throws Exception {
+    TaskMemoryManager tmm = budget(4096 * BUFFER);
+    PushBufferMemory memory = new PushBufferMemory(tmm, BUFFER, () -> {});
+    for (int p = 0; p < 2000; p++) {
+      memory.beforeWrite(p);
+      memory.beforeWrite(p);
+    }
+    // 1, 1, 2, 4, 8 buffers, then 16 at a time: 129 grants, not 2000
+    assertThat(memory.grants()).isEqualTo(129);
+    assertThat(memory.held())
+        .isGreaterThanOrEqualTo(2000 * BUFFER)
+        .isLessThan((2000 + PushBufferMemory.MAX_GRANT_BUFFERS) * BUFFER);
+    assertThat(tmm.getMemoryConsumptionForThisTask()).isEqualTo(memory.held());
+    assertThat(memory.spills()).isZero();
+    memory.releaseAll();
     assertThat(tmm.getMemoryConsumptionForThisTask()).isZero();
   }
 
@@ -49,9 +70,11 @@ class PushBufferMemoryTest {
     for (int p = 0; p < 7; p++) {
       memory.beforeWrite(p);
     }
-    assertThat(spills.get()).isEqualTo(2); // after partitions 0-2 and 3-5
-    assertThat(memory.spills()).isEqualTo(2);
-    assertThat(memory.held()).isEqualTo(BUFFER); // only partition 6 buffered now
+    // partitions 0 and 1 hold a buffer each; 2 asks for two more, of which one is left, so Spark
+    // spills the writer and grants the two; and so on: pushed after 0-1, 2-3 and 4-5
+    assertThat(spills.get()).isEqualTo(3);
+    assertThat(memory.spills()).isEqualTo(3);
+    assertThat(memory.held()).isEqualTo(2 * BUFFER); // partition 6 buffered, one buffer ahead
     memory.releaseAll();
     assertThat(tmm.getMemoryConsumptionForThisTask()).isZero();
   }
