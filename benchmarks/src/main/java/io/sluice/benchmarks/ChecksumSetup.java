@@ -171,7 +171,8 @@ final class ChecksumSetup implements AutoCloseable {
               metrics,
               options.partitions,
               options.readers,
-              options.mapsPerPusher);
+              options.mapsPerPusher,
+              options.partitionsPerReader);
       return new ChecksumSetup(run, conf, servers, ownsServers, context, coordinator, round);
     } catch (IOException | RuntimeException e) {
       if (coordinator != null) {

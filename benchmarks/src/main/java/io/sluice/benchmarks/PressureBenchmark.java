@@ -196,6 +196,7 @@ public final class PressureBenchmark {
               List.of(server.metrics()),
               partitions,
               2,
+              1,
               1);
       RoundResult result;
       AtomicLong peakNetty = new AtomicLong();

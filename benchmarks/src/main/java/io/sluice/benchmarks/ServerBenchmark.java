@@ -314,7 +314,8 @@ public final class ServerBenchmark {
         Locale.ROOT,
         "shuffle-bench server: %s per run, %d partitions, pushers %s, %d map task(s) per pusher,"
             + " records of up to %d bytes, compression %s, checksums %s%s, replication %s (%d"
-            + " server%s), server memory %s each, %d reader threads%n",
+            + " server%s), server memory %s each, %d reader threads reading %d partition(s)"
+            + " each%n",
         size(options.sizeBytes),
         options.partitions,
         pusherCounts,
@@ -327,7 +328,8 @@ public final class ServerBenchmark {
         options.serverCount(),
         options.serverCount() > 1 ? "s" : "",
         size(options.memoryBytes),
-        options.readers);
+        options.readers,
+        options.partitionsPerReader);
     if (!options.conf.isEmpty()) {
       out.println("settings: " + options.settings());
     }
@@ -405,6 +407,7 @@ public final class ServerBenchmark {
     s.append(",\"partitions\":").append(options.partitions);
     s.append(",\"mapsPerPusher\":").append(options.mapsPerPusher);
     s.append(",\"recordBytes\":").append(options.recordBytes);
+    s.append(",\"partitionsPerReader\":").append(options.partitionsPerReader);
     s.append(",\"serverCpuMicrosPerBatch\":").append(Json.num(headline.serverCpuMicrosPerBatch()));
     s.append(",\"compression\":").append(Json.str(options.compression));
     s.append(",\"checksums\":").append(Json.str(options.checksums));

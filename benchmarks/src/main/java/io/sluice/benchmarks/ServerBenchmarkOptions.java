@@ -36,6 +36,13 @@ public final class ServerBenchmarkOptions {
   int mapsPerPusher = 1;
 
   @Parameter(
+      names = "--partitions-per-reader",
+      description =
+          "Partitions each reader reads with one partition reader, one after another, as a reduce"
+              + " task of a coalesced partition range does (AQE); 1 reads each alone")
+  int partitionsPerReader = 1;
+
+  @Parameter(
       names = "--record-bytes",
       description =
           "Longest record, 16 to 8192 bytes: records are 100 bytes to it (all of it when it is"
@@ -247,6 +254,14 @@ public final class ServerBenchmarkOptions {
     }
     if (partitions < 1) {
       throw new ParameterException("--partitions must be at least 1");
+    }
+    if (partitionsPerReader < 1 || partitionsPerReader > partitions) {
+      throw new ParameterException(
+          "--partitions-per-reader: "
+              + partitionsPerReader
+              + " is not between 1 and --partitions ("
+              + partitions
+              + ")");
     }
     if (readers < 1) {
       throw new ParameterException("--readers must be at least 1");

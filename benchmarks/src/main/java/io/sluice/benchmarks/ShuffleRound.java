@@ -44,11 +44,14 @@ final class ShuffleRound {
   private final int partitions;
   private final int readers;
   private final int mapsPerPusher;
+  private final int partitionsPerReader;
 
   /**
    * @param mapsPerPusher map tasks per pusher: a round of {@code p} pushers runs {@code p *
    *     mapsPerPusher} map tasks, {@code p} at a time, each writing its share of the bytes (many
    *     small map tasks push small batches, as a wide shuffle of many tasks does)
+   * @param partitionsPerReader partitions each reader reads at once, with one {@link
+   *     PartitionReader} (a reduce task of a coalesced partition range)
    */
   ShuffleRound(
       ClientContext context,
@@ -59,7 +62,8 @@ final class ShuffleRound {
       List<ServerMetrics> serverMetrics,
       int partitions,
       int readers,
-      int mapsPerPusher) {
+      int mapsPerPusher,
+      int partitionsPerReader) {
     this.context = context;
     this.coordinator = coordinator;
     this.coordinatorClient = coordinatorClient;
@@ -69,6 +73,7 @@ final class ShuffleRound {
     this.partitions = partitions;
     this.readers = readers;
     this.mapsPerPusher = mapsPerPusher;
+    this.partitionsPerReader = partitionsPerReader;
   }
 
   /** What one map task wrote. */
@@ -198,17 +203,22 @@ final class ShuffleRound {
     return out;
   }
 
-  /** A reader thread: reads whole partitions, one reader each, like reduce tasks. */
+  /**
+   * A reader thread: reads whole partitions, one reader per range of {@code partitionsPerReader},
+   * like reduce tasks.
+   */
   private long readPartitions(
       int shuffleId, int numMaps, AtomicInteger nextPartition, ReadVerifier verifier)
       throws IOException {
     long bytes = 0;
-    for (int p = nextPartition.getAndIncrement();
+    for (int p = nextPartition.getAndAdd(partitionsPerReader);
         p < partitions;
-        p = nextPartition.getAndIncrement()) {
+        p = nextPartition.getAndAdd(partitionsPerReader)) {
       CommittedShuffle committed;
       try {
-        committed = coordinatorClient.committedSplits(shuffleId, p, p + 1);
+        committed =
+            coordinatorClient.committedSplits(
+                shuffleId, p, Math.min(partitions, p + partitionsPerReader));
       } catch (StatusException e) {
         throw new IOException("coordinator: " + e.getMessage(), e);
       }

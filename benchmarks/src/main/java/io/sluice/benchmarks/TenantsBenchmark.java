@@ -91,6 +91,7 @@ public final class TenantsBenchmark {
               List.of(server.metrics()),
               partitions,
               readers,
+              1,
               1);
     }
 

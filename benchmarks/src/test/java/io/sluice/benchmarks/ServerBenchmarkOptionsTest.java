@@ -214,6 +214,8 @@ class ServerBenchmarkOptionsTest {
             "2",
             "--maps-per-pusher",
             "20",
+            "--partitions-per-reader",
+            "7",
             "--record-bytes",
             "32");
 
@@ -221,7 +223,11 @@ class ServerBenchmarkOptionsTest {
     assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
     String json = printed.strip().substring(printed.strip().lastIndexOf('\n') + 1);
     assertThat(json)
-        .contains("\"mapsPerPusher\":20", "\"recordBytes\":32", "\"verified\":true")
+        .contains(
+            "\"mapsPerPusher\":20",
+            "\"recordBytes\":32",
+            "\"partitionsPerReader\":7",
+            "\"verified\":true")
         .containsPattern("\"serverCpuMicrosPerBatch\":[0-9]");
     // 1 MiB of 32-byte records from 40 map tasks over 100 partitions: about 80 records, so one
     // or two batches, per map task and partition
@@ -237,6 +243,9 @@ class ServerBenchmarkOptionsTest {
     assertThatThrownBy(() -> valid("--record-bytes", "15"))
         .isInstanceOf(ParameterException.class)
         .hasMessageContaining("--record-bytes: 15 is not between 16 and 8192");
+    assertThatThrownBy(() -> valid("--partitions", "10", "--partitions-per-reader", "11"))
+        .isInstanceOf(ParameterException.class)
+        .hasMessageContaining("--partitions-per-reader: 11 is not between 1 and --partitions (10)");
     assertThatThrownBy(() -> valid("--size", "1m", "--pushers", "4", "--maps-per-pusher", "100"))
         .isInstanceOf(ParameterException.class)
         .hasMessageContaining("too small for 400 map tasks");
