@@ -23,6 +23,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.rocksdb.InfoLogLevel;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
@@ -41,11 +42,13 @@ import org.slf4j.LoggerFactory;
  * <p><b>Who writes.</b> One thread of the store's own, {@code sluice-state-writer}, applies every
  * change, in the order they were made: network threads only queue a change and go on (a RocksDB
  * write appends to its log and can stall behind a flush or compaction; no event loop waits for it).
- * Commit records are also synced when {@code sluice.commit.fsync} is on. {@link #recorded()}
- * completes when every change queued before it is written (and synced, for commit records): a
- * commit completes only then, so it is answered once its record would survive a power loss like the
- * split file itself, and a registration is answered then, so once answered it survives a crash of
- * the process (kill -9). No thread waits for the store; callers compose on that future.
+ * The writer also builds each change's batch, so the first push to a split, which queues its record
+ * on an event loop while holding its shuffle's lock, makes no call into RocksDB. Commit records are
+ * also synced when {@code sluice.commit.fsync} is on. {@link #recorded()} completes when every
+ * change queued before it is written (and synced, for commit records): a commit completes only
+ * then, so it is answered once its record would survive a power loss like the split file itself,
+ * and a registration is answered then, so once answered it survives a crash of the process (kill
+ * -9). No thread waits for the store; callers compose on that future.
  *
  * <p>An open split's record is not waited for (pushes are answered without it), and neither it nor
  * a registration is synced: a crash right after the first push to a split, or a power loss, can
@@ -277,7 +280,7 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
       record.setAuthKey(com.google.protobuf.ByteString.copyFrom(authKey));
     }
     write(
-        "register application " + appId,
+        () -> "register application " + appId,
         false,
         batch -> batch.put(StateKeys.app(appId), record.build().toByteArray()));
   }
@@ -297,7 +300,7 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
   @Override
   public void shuffleRegistered(String appId, int shuffleId, ShuffleShape shape) {
     write(
-        "register " + Ids.shuffle(appId, shuffleId),
+        () -> "register " + Ids.shuffle(appId, shuffleId),
         false,
         batch ->
             batch.put(
@@ -308,7 +311,7 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
   @Override
   public void splitOpened(SplitKey key) {
     write(
-        "record the new split " + key,
+        () -> "record the new split " + key,
         false,
         batch -> batch.put(StateKeys.openSplit(key), keyOnly(key).toByteArray()));
   }
@@ -325,11 +328,12 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
             .setRemotePath(file.remotePath() == null ? "" : file.remotePath())
             .build();
     write(
-        "record the commit of "
-            + key
-            + " (file "
-            + (file.remotePath() == null ? file.path() : file.remotePath())
-            + ")",
+        () ->
+            "record the commit of "
+                + key
+                + " (file "
+                + (file.remotePath() == null ? file.path() : file.remotePath())
+                + ")",
         true,
         batch -> {
           batch.delete(StateKeys.openSplit(key));
@@ -353,20 +357,20 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
             .setLength(partition.length())
             .build();
     write(
-        "record the commit of " + key,
+        () -> "record the commit of " + key,
         true,
         batch -> batch.put(StateKeys.mapPartition(key), record.toByteArray()));
   }
 
   @Override
   public void mapPartitionRemoved(MapPartitionId key) {
-    write("remove " + key, false, batch -> batch.delete(StateKeys.mapPartition(key)));
+    write(() -> "remove " + key, false, batch -> batch.delete(StateKeys.mapPartition(key)));
   }
 
   @Override
   public void shuffleCommitted(String appId, int shuffleId, ShuffleShape shape) {
     write(
-        "record the commit of " + Ids.shuffle(appId, shuffleId),
+        () -> "record the commit of " + Ids.shuffle(appId, shuffleId),
         true,
         batch ->
             batch.put(
@@ -376,7 +380,7 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
   @Override
   public void shuffleRemoved(String appId, int shuffleId) {
     write(
-        "remove " + Ids.shuffle(appId, shuffleId),
+        () -> "remove " + Ids.shuffle(appId, shuffleId),
         false,
         batch -> {
           batch.delete(StateKeys.shuffle(appId, shuffleId));
@@ -391,7 +395,7 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
   @Override
   public void applicationRemoved(String appId) {
     write(
-        "remove application " + appId,
+        () -> "remove application " + appId,
         false,
         batch -> {
           batch.delete(StateKeys.app(appId));
@@ -409,7 +413,7 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
    */
   void splitLost(SplitKey key) {
     write(
-        "record the loss of " + key,
+        () -> "record the loss of " + key,
         true,
         batch -> {
           batch.delete(StateKeys.committedSplit(key));
@@ -431,39 +435,35 @@ public final class ServerStateStore implements ShuffleStateListener, Closeable {
    * {@code sluice.commit.fsync} is on. Never waits: a caller that needs the change durable composes
    * on {@link #recorded()}.
    */
-  private void write(String what, boolean commit, BatchFiller filler) {
-    WriteBatch batch = new WriteBatch();
+  private void write(Supplier<String> what, boolean commit, BatchFiller filler) {
     try {
-      filler.fill(batch);
-    } catch (RocksDBException e) {
-      batch.close();
-      failed(what, e);
-      return;
-    }
-    try {
-      writer.execute(() -> apply(what, commit, batch));
+      writer.execute(() -> apply(what, commit, filler));
     } catch (RejectedExecutionException e) {
-      batch.close();
-      LOG.warn("State store {} is closed; cannot {}", dir, what);
+      LOG.warn("State store {} is closed; cannot {}", dir, what.get());
       metrics.writeFailures().inc();
     }
   }
 
-  /** On the writer thread: writes {@code batch} (and syncs the log for a commit). */
-  private void apply(String what, boolean commit, WriteBatch batch) {
-    try (batch) {
-      if (closed) {
-        LOG.warn("State store {} is closed; cannot {}", dir, what);
-        metrics.writeFailures().inc();
-        return;
-      }
+  /**
+   * On the writer thread: builds the change and writes it (and syncs the log for a commit). The
+   * batch is built here, not by the caller, so a push that opens a split (on an event loop, under
+   * its shuffle's lock) only queues its record.
+   */
+  private void apply(Supplier<String> what, boolean commit, BatchFiller filler) {
+    if (closed) {
+      LOG.warn("State store {} is closed; cannot {}", dir, what.get());
+      metrics.writeFailures().inc();
+      return;
+    }
+    try (WriteBatch batch = new WriteBatch()) {
+      filler.fill(batch);
       db.write(writes, batch);
       if (commit && syncCommits) {
         db.syncWal();
       }
       metrics.writes().mark();
     } catch (RocksDBException e) {
-      failed(what, e);
+      failed(what.get(), e);
     }
   }
 

@@ -26,7 +26,7 @@ public final class Admission {
   }
 
   /** Why a new split, named {@code split}, is refused; null when it is taken. */
-  String newSplitRefusal(String split) {
+  String newSplitRefusal(SplitKey split) {
     if (stopping) {
       return "this server is stopping and takes no new split (" + split + ")";
     }

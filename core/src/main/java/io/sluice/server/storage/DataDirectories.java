@@ -226,8 +226,8 @@ public final class DataDirectories implements AutoCloseable {
    * @throws QuotaExceededException when the application writes as many as it may already
    */
   public ReducePartitionSplit newSplit(SplitKey key) {
-    checkWriterRoom(key.toString());
-    MemoryAccount account = openWriter(key.appId(), key.toString());
+    checkWriterRoom(key);
+    MemoryAccount account = openWriter(key.appId(), key);
     try {
       return new ReducePartitionSplit(key, pickFor(key), this, account, metrics, conf);
     } catch (RuntimeException e) {
@@ -236,7 +236,7 @@ public final class DataDirectories implements AutoCloseable {
     }
   }
 
-  private void checkWriterRoom(String what) {
+  private void checkWriterRoom(Object what) {
     int open = openMapPartitions.get();
     for (DataDirectory d : dirs) {
       open += d.activeSplits();
@@ -252,11 +252,11 @@ public final class DataDirectories implements AutoCloseable {
   }
 
   /** Counts a new writer, {@code what}, in its application's account, within its limit. */
-  private MemoryAccount openWriter(String appId, String what) {
+  private MemoryAccount openWriter(String appId, Object what) {
     MemoryAccount account = memory.account(appId);
     int max = quota.maxOpenWriters(appId);
     if (!account.tryOpenWriter(max)) {
-      throw new QuotaExceededException(quota.openWritersRefusal(appId, max, what));
+      throw new QuotaExceededException(quota.openWritersRefusal(appId, max, what.toString()));
     }
     return account;
   }
@@ -274,8 +274,8 @@ public final class DataDirectories implements AutoCloseable {
    * @throws QuotaExceededException when the application writes as many as it may already
    */
   MapPartitionFile newMapPartition(MapPartitionId key, int numSubpartitions) {
-    checkWriterRoom(key.toString());
-    MemoryAccount account = openWriter(key.appId(), key.toString());
+    checkWriterRoom(key);
+    MemoryAccount account = openWriter(key.appId(), key);
     MapPartitionFile file;
     try {
       file =

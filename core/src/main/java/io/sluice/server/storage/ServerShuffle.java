@@ -163,13 +163,13 @@ public final class ServerShuffle {
               + " was committed when this server last stopped and takes no more data;"
               + " push to a new location");
     }
-    String refusal = admission.newSplitRefusal(Ids.split(appId, shuffleId, partitionId, epoch));
+    SplitKey key = new SplitKey(appId, shuffleId, partitionId, epoch);
+    String refusal = admission.newSplitRefusal(key);
     if (refusal != null) {
       throw new StorageUnavailableException(refusal + "; push to a new location");
     }
     ReducePartitionSplit split = splits.get(id); // another thread may have added it meanwhile
     if (split == null) {
-      SplitKey key = new SplitKey(appId, shuffleId, partitionId, epoch);
       split = dirs.newSplit(key);
       state.splitOpened(key);
       splits.add(id, split);
