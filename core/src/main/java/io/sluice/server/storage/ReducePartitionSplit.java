@@ -86,7 +86,6 @@ public final class ReducePartitionSplit {
   private long acceptedBytes;
   private boolean movedOff;
   private boolean sealed;
-  private final MapIndexSet mapIndexes = new MapIndexSet();
   private IOException failure;
   private CompletableFuture<CommittedSplitFile> commitFuture;
   private boolean flushSubmitted;
@@ -98,6 +97,14 @@ public final class ReducePartitionSplit {
   private FileWriteback writeback;
   private long flushedLength;
   private final List<Long> chunkOffsets = new ArrayList<>(List.of(0L));
+
+  /**
+   * The maps written so far, recorded as the flusher writes them (in map order within a flush, on a
+   * split it just touched) rather than as pushes arrive on the event loops (one batch at a time,
+   * each on a different split).
+   */
+  private final MapIndexSet mapIndexes = new MapIndexSet();
+
   private final MapRunRecorder mapRuns;
 
   ReducePartitionSplit(
@@ -177,7 +184,6 @@ public final class ReducePartitionSplit {
     if (state == State.DISCARDED || failure != null || movedOff) {
       return Status.HARD_SPLIT;
     }
-    BatchFormat.forEachMapIndex(body, mapIndexes::add); // the intake checked the body
     acceptedBytes += body.readableBytes();
     if (copy) {
       pending.copy(body);
@@ -294,9 +300,11 @@ public final class ReducePartitionSplit {
 
   /**
    * Flusher thread. Advances {@link #flushedLength} over a batch just written, starting a new chunk
-   * before a batch that would take the current one past the chunk size, and records its map run.
+   * before a batch that would take the current one past the chunk size, and records its map run and
+   * map index.
    */
   private void recordBatch(int mapIndex, int length) {
+    mapIndexes.add(mapIndex);
     long chunkStart = chunkOffsets.get(chunkOffsets.size() - 1);
     if (flushedLength > chunkStart && flushedLength - chunkStart + length > chunkSize) {
       chunkOffsets.add(flushedLength);
@@ -581,11 +589,10 @@ public final class ReducePartitionSplit {
       }
     }
     IOException failed;
-    MapIndexSet maps;
     synchronized (this) {
       failed = failure;
-      maps = mapIndexes.copy();
     }
+    MapIndexSet maps = mapIndexes.copy();
     DataDirectory d = dir;
     if (failed != null) {
       closeQuietly();
