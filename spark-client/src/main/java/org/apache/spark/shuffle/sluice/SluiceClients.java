@@ -12,11 +12,14 @@ import org.apache.spark.SparkEnv;
 /**
  * The one {@link ClientContext} of a Spark JVM (executor or driver), created on first use, and a
  * coordinator client per coordinator address. All tasks of the JVM share its connections and its
- * in-flight bound; its client metrics are the Spark metrics source {@code sluice}. Thread safe.
+ * in-flight bound and the coordinators' answers on where committed data is ({@link
+ * CommittedSplitsCache}); its client metrics are the Spark metrics source {@code sluice}. Thread
+ * safe.
  */
 final class SluiceClients implements Closeable {
   private final SluiceConf conf;
   private final Map<String, CoordinatorClient> coordinators = new ConcurrentHashMap<>();
+  private final CommittedSplitsCache commits = new CommittedSplitsCache();
   private volatile ClientContext context;
   private SluiceMetricsSource metricsSource; // guarded by this
   private boolean closed; // guarded by this
@@ -52,6 +55,11 @@ final class SluiceClients implements Closeable {
     return coordinators.computeIfAbsent(
         appId + "@" + ClientContext.format(address),
         k -> new CoordinatorClient(context(), appId, address));
+  }
+
+  /** Where committed shuffles' data is, as the coordinators answered this JVM's readers. */
+  CommittedSplitsCache commits() {
+    return commits;
   }
 
   @Override

@@ -42,6 +42,7 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
   private final SluiceShuffleHandle<?, ?, ?> handle;
   private final ClientContext client;
   private final CoordinatorClient coordinator;
+  private final CommittedSplitsCache commits;
   private final SerializerInstance serializer;
   private final boolean oneStream;
   private final ShuffleReadMetricsReporter metrics;
@@ -77,6 +78,7 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
     this.handle = handle;
     this.client = clients.context();
     this.coordinator = clients.coordinator(handle.appId(), handle.coordinator());
+    this.commits = clients.commits();
     this.serializer = serializer;
     this.oneStream = relocatableRecords;
     this.metrics = metrics;
@@ -199,8 +201,16 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
   private PartitionReader open(MapOutputsByGeneration.Generation g) {
     try {
       CommittedShuffle committed =
-          coordinator.committedSplits(
-              g.id, startPartition, endPartition, true, startMapIndex, endMapIndex);
+          commits.committedSplits(
+              coordinator,
+              handle.shuffleId(),
+              g.id,
+              handle.dependency().partitioner().numPartitions(),
+              g.attempts.length,
+              startPartition,
+              endPartition,
+              startMapIndex,
+              endMapIndex);
       CommittedShuffle counted = committed.toBuilder().clearWinningAttempts().build();
       CommittedShuffle.Builder b = counted.toBuilder();
       for (int a : g.attempts) {

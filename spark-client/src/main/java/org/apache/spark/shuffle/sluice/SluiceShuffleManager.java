@@ -223,6 +223,7 @@ public class SluiceShuffleManager extends SortShuffleManager {
   public boolean unregisterShuffle(int shuffleId) {
     // on executors too: the built-in shuffle's files of this shuffle, if any, are deleted
     super.unregisterShuffle(shuffleId);
+    clients.commits().forget(shuffleId);
     if (builtIn.remove(shuffleId)) {
       return true;
     }
