@@ -104,9 +104,11 @@ final class CommittedSplitsCache {
 
   /**
    * The committed splits of generation {@code generation} of Spark shuffle {@code sparkShuffleId}
-   * for partitions [start, end) and maps [startMap, endMap): what {@link
-   * CoordinatorClient#committedSplits(int, int, int, boolean, int, int)} answers (committing the
-   * shuffle now if need be), from this executor's block when it has it.
+   * for partitions [start, end), to read maps [startMap, endMap) of them: from this executor's
+   * block, the coordinator's answer for the range and every map (a {@link
+   * io.sluice.client.read.PartitionReader} of the maps leaves the others' records out); asked
+   * directly, as {@link CoordinatorClient#committedSplits(int, int, int, boolean, int, int)}
+   * answers it. Either commits the shuffle now if need be.
    */
   CommittedShuffle committedSplits(
       CoordinatorClient coordinator,
