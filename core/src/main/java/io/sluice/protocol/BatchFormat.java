@@ -1,7 +1,6 @@
 package io.sluice.protocol;
 
 import io.netty.buffer.ByteBuf;
-import java.util.function.IntConsumer;
 
 /**
  * The batch: the unit map tasks push and readers filter.
@@ -245,17 +244,6 @@ public final class BatchFormat {
    */
   public static String check(ByteBuf body, HeaderVisitor visitor) {
     return check(body, visitor, Integer.MAX_VALUE);
-  }
-
-  /**
-   * Reports the map index of every batch of {@code body}, which {@link #check} already found well
-   * formed, without checking it again (indexes unmoved).
-   */
-  public static void forEachMapIndex(ByteBuf body, IntConsumer visitor) {
-    int end = body.writerIndex();
-    for (int pos = body.readerIndex(); pos < end; pos += HEADER_SIZE + length(body, pos)) {
-      visitor.accept(mapIndex(body, pos));
-    }
   }
 
   /**

@@ -211,8 +211,8 @@ final class SluiceRecordIterator extends AbstractIterator<Tuple2<Object, Object>
               endPartition,
               startMapIndex,
               endMapIndex);
-      CommittedShuffle counted = committed.toBuilder().clearWinningAttempts().build();
-      CommittedShuffle.Builder b = counted.toBuilder();
+      // the attempts that count are the ones Spark registered, not the coordinator's winners
+      CommittedShuffle.Builder b = committed.toBuilder().clearWinningAttempts();
       for (int a : g.attempts) {
         b.addWinningAttempts(a);
       }
