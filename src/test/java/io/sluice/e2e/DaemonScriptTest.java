@@ -1,8 +1,10 @@
 package io.sluice.e2e;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.netty.channel.epoll.Epoll;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -10,8 +12,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -153,6 +158,49 @@ class DaemonScriptTest {
 
     assertThat(result.code).isEqualTo(2);
     assertThat(result.output).contains("unknown command", "Usage:", "start", "stop", "status");
+  }
+
+  /**
+   * A Hadoop distribution's jars (HADOOP_CLASSPATH, for the HDFS tier) may carry another copy of
+   * Netty's native epoll library. Netty refuses both copies when they differ, which left the daemon
+   * on NIO; Sluice's own copy comes first on the class path and is the one that loads.
+   */
+  @Test
+  void anotherNettyNativeLibraryOnHadoopsClassPathLeavesTheServerOnEpoll() throws Exception {
+    assumeTrue(Epoll.isAvailable(), "no native epoll here");
+    Path hadoopJar = tmp.resolve("hadoop-with-netty.jar");
+    try (JarOutputStream jar = new JarOutputStream(Files.newOutputStream(hadoopJar))) {
+      for (String arch : List.of("x86_64", "aarch_64")) {
+        jar.putNextEntry(
+            new JarEntry("META-INF/native/libnetty_transport_native_epoll_" + arch + ".so"));
+        jar.write("not the library Sluice's Netty classes were built with".getBytes(UTF_8));
+        jar.closeEntry();
+      }
+    }
+
+    DaemonScript.Result start =
+        DaemonScript.run(
+            script,
+            logDir,
+            tmp,
+            WAIT_SECONDS,
+            Map.of("HADOOP_CLASSPATH", hadoopJar.toString()),
+            "start",
+            "--port",
+            "0",
+            "--dirs",
+            dataDir.toString(),
+            "--port-file",
+            portFile.toString());
+    assertThat(start.code).as("start: %s\n%s", start.output, daemonOut()).isZero();
+    awaitPort();
+    String log = Files.readString(logDir.resolve("shuffle-daemon.log"));
+    assertThat(script("stop").code).isZero();
+
+    assertThat(log)
+        .contains("sluice-server listening on")
+        .contains("(epoll transport)")
+        .doesNotContain("(nio transport)");
   }
 
   private int awaitPort() throws IOException, InterruptedException {

@@ -3,6 +3,9 @@ package io.sluice.benchmarks;
 import com.beust.jcommander.JCommander;
 import com.beust.jcommander.ParameterException;
 import io.sluice.auth.AuthConf;
+import io.sluice.common.SluiceConf;
+import io.sluice.network.NetworkConf;
+import io.sluice.network.Transports;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -335,10 +338,11 @@ public final class ServerBenchmark {
     }
     out.printf(
         Locale.ROOT,
-        "data dir %s; %d CPUs; JVM %s%n",
+        "data dir %s; %d CPUs; JVM %s; %s transport%n",
         dir,
         Runtime.getRuntime().availableProcessors(),
-        System.getProperty("java.version"));
+        System.getProperty("java.version"),
+        transport());
   }
 
   private void printResults(
@@ -379,6 +383,11 @@ public final class ServerBenchmark {
             + (options.compression.equals("none")
                 ? " (the payload is random-ish and would not compress)."
                 : " (the payload is random-ish; lz4 costs CPU and saves little)."));
+  }
+
+  /** "epoll" or "nio": what the servers run on in this JVM. */
+  private String transport() {
+    return Transports.name(new NetworkConf(SluiceConf.of(options.settings())));
   }
 
   private String toJson(
@@ -426,6 +435,7 @@ public final class ServerBenchmark {
     s.append(",\"bestIngestPushers\":").append(best.pushers);
     s.append(",\"bestIngestMBps\":").append(Json.num(best.ingestMBps()));
     s.append(",\"serverMemoryPeakBytes\":").append(last.memoryPeak);
+    s.append(",\"serverTransport\":").append(Json.str(transport()));
     s.append(",\"clientInSameJvm\":true,\"readsFromPageCache\":true,\"unit\":\"MB=2^20 bytes\"");
     s.append(",\"warmupBytes\":").append(options.warmupBytes);
     s.append(",\"warmupVerified\":").append(last.warmupVerified);

@@ -4,6 +4,7 @@ import com.codahale.metrics.MetricRegistry;
 import io.sluice.common.Clock;
 import io.sluice.common.SluiceConf;
 import io.sluice.network.NetworkConf;
+import io.sluice.network.Transports;
 import io.sluice.server.ServerConf;
 import io.sluice.server.ServerMetrics;
 import io.sluice.server.ShuffleServer;
@@ -397,6 +398,11 @@ final class SparkBenchmark {
     }
 
     /** The --server-conf settings as a map; names the setting that is not key=value. */
+    /** "epoll" or "nio": what the servers started with {@code settings} run on here. */
+    static String serverTransport(List<String> settings) {
+      return Transports.name(new NetworkConf(SluiceConf.of(serverSettings(settings))));
+    }
+
     static Map<String, String> serverSettings(List<String> settings) {
       return BenchmarkCli.settings("--server-conf", settings);
     }
@@ -602,6 +608,8 @@ final class SparkBenchmark {
               + SparkBenchmarkDriver.megabytes(options.executorMemory)
               + "]\",\"cores\":"
               + Runtime.getRuntime().availableProcessors()
+              + ",\"serverTransport\":"
+              + Json.str(serverTransport(options.serverConf))
               + ",\"scale\":"
               + Json.num(options.scale)
               + ",\"warmups\":"

@@ -39,7 +39,10 @@ public final class NetworkConf {
           "Connections a client JVM keeps to each server, shared by all its tasks.");
   public static final ConfigKey<Boolean> EPOLL =
       ConfigKey.bool(
-          "sluice.network.epoll", true, "Use the native epoll transport when it is available.");
+          "sluice.network.epoll",
+          true,
+          "Use the native epoll transport when it is available (when it does not load, the log"
+              + " says why at WARN and Sluice runs on NIO).");
   public static final ConfigKey<Long> IDLE_TIMEOUT =
       ConfigKey.millis(
           "sluice.network.idleTimeout",

@@ -157,7 +157,7 @@ public final class TransportServer implements Closeable {
         "{} listening on {} ({} transport)",
         name,
         serverChannel.localAddress(),
-        Transports.useEpoll(conf) ? "epoll" : "nio");
+        Transports.name(conf));
   }
 
   private void refuseConnection(SocketChannel ch, int max) {

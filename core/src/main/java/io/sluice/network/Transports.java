@@ -11,13 +11,52 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Picks the native epoll transport when it is available and enabled, NIO otherwise. */
+/**
+ * Picks the native epoll transport when it is available and enabled, NIO otherwise.
+ *
+ * <p>Netty refuses to load its native library when two jars on the class path carry different
+ * copies of it (a Hadoop minicluster or a Hadoop distribution's lib folder can). Sluice then runs
+ * on NIO, and says why once, at WARN: the fix is to keep the other copy off the class path, or to
+ * put Sluice's jars first and start the JVM with {@code
+ * -Dio.netty.native.detectNativeLibraryDuplicates=false} as {@code bin/shuffle-daemon} does.
+ */
 public final class Transports {
+  private static final Logger LOG = LoggerFactory.getLogger(Transports.class);
+  private static final AtomicBoolean WARNED = new AtomicBoolean();
+
   private Transports() {}
 
   public static boolean useEpoll(NetworkConf conf) {
-    return conf.epoll() && Epoll.isAvailable();
+    if (!conf.epoll()) {
+      return false;
+    }
+    if (Epoll.isAvailable()) {
+      return true;
+    }
+    if (WARNED.compareAndSet(false, true)) {
+      LOG.warn(
+          "sluice.network.epoll is true but Netty's native epoll transport does not load here,"
+              + " so Sluice runs on NIO: {}",
+          rootMessage(Epoll.unavailabilityCause()));
+    }
+    return false;
+  }
+
+  /** "epoll" or "nio": the transport {@code conf} gets in this JVM. */
+  public static String name(NetworkConf conf) {
+    return useEpoll(conf) ? "epoll" : "nio";
+  }
+
+  private static String rootMessage(Throwable t) {
+    Throwable root = t;
+    while (root != null && root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root == null ? "no cause given" : root.toString();
   }
 
   public static EventLoopGroup newEventLoopGroup(NetworkConf conf, int threads, String name) {
