@@ -11,6 +11,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,13 +21,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Netty refuses to load its native library when two jars on the class path carry different
  * copies of it (a Hadoop minicluster or a Hadoop distribution's lib folder can). Sluice then runs
- * on NIO, and says why once, at WARN: the fix is to keep the other copy off the class path, or to
- * put Sluice's jars first and start the JVM with {@code
+ * on NIO, and on Linux says why once, at WARN: the fix is to keep the other copy off the class
+ * path, or to put Sluice's jars first and start the JVM with {@code
  * -Dio.netty.native.detectNativeLibraryDuplicates=false} as {@code bin/shuffle-daemon} does.
  */
 public final class Transports {
   private static final Logger LOG = LoggerFactory.getLogger(Transports.class);
   private static final AtomicBoolean WARNED = new AtomicBoolean();
+  private static final boolean LINUX =
+      System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux");
 
   private Transports() {}
 
@@ -37,7 +40,8 @@ public final class Transports {
     if (Epoll.isAvailable()) {
       return true;
     }
-    if (WARNED.compareAndSet(false, true)) {
+    // elsewhere than Linux there is no epoll to expect
+    if (LINUX && WARNED.compareAndSet(false, true)) {
       LOG.warn(
           "sluice.network.epoll is true but Netty's native epoll transport does not load here,"
               + " so Sluice runs on NIO: {}",
