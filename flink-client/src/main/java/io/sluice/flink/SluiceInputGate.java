@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.core.memory.MemorySegment;
 import org.apache.flink.runtime.checkpoint.channel.InputChannelInfo;
@@ -437,9 +439,15 @@ public final class SluiceInputGate extends IndexedInputGate {
     return CompletableFuture.completedFuture(null);
   }
 
-  /** Closes every read stream and returns this gate's buffers; idempotent. */
+  /**
+   * Closes every read stream and returns this gate's buffers; idempotent. Returns once the servers
+   * have let the streams go (at most the request timeout, less for a silent server), so that a task
+   * started next in this JVM, such as this one's next attempt, is not refused its own opens at
+   * {@code sluice.app.maxOpenStreams} by streams still counted for this one.
+   */
   @Override
   public void close() {
+    List<CompletableFuture<Void>> closing = new ArrayList<>();
     synchronized (lock) {
       if (closed) {
         return;
@@ -447,6 +455,7 @@ public final class SluiceInputGate extends IndexedInputGate {
       closed = true;
       for (Producer producer : reading) {
         producer.reader.close();
+        closing.add(producer.reader.closedOnServer());
       }
       reading.clear();
       if (spare != null) {
@@ -458,6 +467,25 @@ public final class SluiceInputGate extends IndexedInputGate {
       }
     }
     signal();
+    awaitClosed(closing);
+  }
+
+  /**
+   * Waits, bounded, for streams closed to be gone from their servers; their failures are not ours.
+   */
+  private void awaitClosed(List<CompletableFuture<Void>> closing) {
+    if (closing.isEmpty()) {
+      return;
+    }
+    try {
+      CompletableFuture.allOf(closing.toArray(new CompletableFuture<?>[0]))
+          .get(context.networkConf().requestTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.debug("{}: closing its read streams did not finish: {}", owningTaskName, e.toString());
+    } catch (InterruptedException e) {
+      // cancelled: Flink interrupts the task; it goes on without waiting
+      Thread.currentThread().interrupt();
+    }
   }
 
   @Override

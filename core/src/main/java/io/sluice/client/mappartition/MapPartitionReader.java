@@ -92,6 +92,9 @@ public final class MapPartitionReader implements Closeable {
   private int endSubpartition;
   private boolean recordsCompared;
 
+  // completes once this reader holds no stream on its server after close()
+  private final CompletableFuture<Void> closedOnServer = new CompletableFuture<>();
+
   // consumer thread only: what the blocks handed out add up to, per subpartition
   private final RecordTally read = new RecordTally();
 
@@ -278,7 +281,9 @@ public final class MapPartitionReader implements Closeable {
 
   private void fail(Throwable error) {
     Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+    boolean wasClosed;
     synchronized (this) {
+      wasClosed = closed;
       outstanding = Math.max(0, outstanding - 1);
       if (failure == null) {
         String message =
@@ -293,6 +298,10 @@ public final class MapPartitionReader implements Closeable {
                 ? new ApplicationLimitException(message, cause)
                 : new IOException(message, cause);
       }
+    }
+    if (wasClosed) {
+      // an open that failed after close(): the server keeps no stream of it
+      closedOnServer.complete(null);
     }
     onAvailable.run();
   }
@@ -445,10 +454,14 @@ public final class MapPartitionReader implements Closeable {
         + ".data";
   }
 
-  /** Closes the stream on the server and frees queued buffers; idempotent. */
+  /**
+   * Closes the stream on the server and frees queued buffers; idempotent. Never waits: {@link
+   * #closedOnServer} says when the server let the stream go.
+   */
   @Override
   public void close() {
     boolean closeNow;
+    boolean opening;
     synchronized (this) {
       if (closed) {
         return;
@@ -463,10 +476,26 @@ public final class MapPartitionReader implements Closeable {
         head = null;
       }
       closeNow = streamId >= 0 && !endSeen && failure == null;
+      // the answer to the open is on its way: opened() closes the stream, or fail() hears why not
+      opening = streamId < 0 && failure == null;
     }
     if (closeNow) {
       closeStream();
+    } else if (!opening) {
+      // ended (the server closed it), failed, or never reached the server
+      closedOnServer.complete(null);
     }
+  }
+
+  /**
+   * Completes, never exceptionally, once the stream is gone from the server after {@link #close}:
+   * the server answered the close, or it had ended, or it failed or was never opened, or the server
+   * fell silent. A task that opens streams again on the same server waits for it, so that the new
+   * opens are not refused at {@code sluice.app.maxOpenStreams} while the server has not yet
+   * processed the closes (they may travel on another pooled connection than the opens).
+   */
+  public CompletableFuture<Void> closedOnServer() {
+    return closedOnServer;
   }
 
   private void closeStream() {
@@ -474,12 +503,16 @@ public final class MapPartitionReader implements Closeable {
     synchronized (this) {
       sid = streamId;
     }
-    closeStream(context, connection, sid);
+    context
+        .silentServers()
+        .watch(id.appId(), server, closeStream(context, connection, sid))
+        .whenComplete((v, e) -> closedOnServer.complete(null));
   }
 
   /** Closes read stream {@code streamId} on {@code connection}'s server; never waits. */
-  static void closeStream(ClientContext context, TransportClient connection, long streamId) {
-    context
+  static CompletableFuture<Void> closeStream(
+      ClientContext context, TransportClient connection, long streamId) {
+    return context
         .callAsync(
             connection,
             rid ->
@@ -487,11 +520,12 @@ public final class MapPartitionReader implements Closeable {
                     MessageType.CLOSE_STREAM,
                     CloseStream.newBuilder().setRequestId(rid).setStreamId(streamId).build(),
                     rid))
-        .whenComplete(
+        .handle(
             (m, e) -> {
               if (m != null) {
                 m.release();
               }
+              return null;
             });
   }
 

@@ -6,6 +6,7 @@ import io.sluice.protocol.proto.ServerAddress;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -194,6 +195,11 @@ public final class ReplicatedMapPartitionReader implements Closeable {
   public void close() {
     closed = true;
     current.close();
+  }
+
+  /** {@link MapPartitionReader#closedOnServer} of the copy read last. */
+  public CompletableFuture<Void> closedOnServer() {
+    return current.closedOnServer();
   }
 
   @Override

@@ -241,6 +241,42 @@ class MapPartitionIT {
         .isEqualTo(server().metrics().mapReads().getCount());
   }
 
+  @Test
+  void aClosedReadersStreamIsGoneFromTheServerWhenClosedOnServerCompletes() throws Exception {
+    InetSocketAddress at = placement.place(1, 4, 4).get();
+    MapPartitionId id = new MapPartitionId(APP, 1, 0, 0);
+    CommittedMapPartition file = writePartition(id, at, 4, 2);
+    MapReadScheduler scheduler = server().mapStreams().scheduler(file.directory());
+    scheduler.pause(); // the streams stay open: nothing is read, so none reaches its end
+    try {
+      for (int i = 0; i < 10; i++) {
+        MapPartitionReader open =
+            MapPartitionReader.open(
+                cluster.context(), id, at.getHostString(), at.getPort(), 0, 3, () -> {});
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (server().streamQuota().openBy(APP) == 0 && System.nanoTime() < deadline) {
+          Thread.sleep(1);
+        }
+        assertThat(server().streamQuota().openBy(APP)).isEqualTo(1);
+        open.close();
+        open.closedOnServer().get(30, TimeUnit.SECONDS);
+        assertThat(server().streamQuota().openBy(APP)).as("open streams, round %d", i).isZero();
+
+        // closed before the server answered the open: the stream it opens is closed after it
+        MapPartitionReader opening =
+            MapPartitionReader.open(
+                cluster.context(), id, at.getHostString(), at.getPort(), 0, 3, () -> {});
+        opening.close();
+        opening.closedOnServer().get(30, TimeUnit.SECONDS);
+        assertThat(server().streamQuota().openBy(APP))
+            .as("open streams after a close during the open, round %d", i)
+            .isZero();
+      }
+    } finally {
+      scheduler.resume();
+    }
+  }
+
   /**
    * Writes one map partition of {@code subs} subpartitions, {@code regions} regions, 2500 B each.
    */
