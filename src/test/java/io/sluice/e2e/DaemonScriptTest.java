@@ -179,11 +179,7 @@ class DaemonScriptTest {
     }
 
     DaemonScript.Result start =
-        DaemonScript.run(
-            script,
-            logDir,
-            tmp,
-            WAIT_SECONDS,
+        script(
             Map.of("HADOOP_CLASSPATH", hadoopJar.toString()),
             "start",
             "--port",
@@ -230,6 +226,12 @@ class DaemonScriptTest {
 
   /** Runs the script with a bounded wait; its stdout and stderr together. */
   private DaemonScript.Result script(String... args) throws IOException, InterruptedException {
-    return DaemonScript.run(script, logDir, tmp, WAIT_SECONDS, args);
+    return script(Map.of(), args);
+  }
+
+  /** Like {@link #script(String...)}, with {@code env} set. */
+  private DaemonScript.Result script(Map<String, String> env, String... args)
+      throws IOException, InterruptedException {
+    return DaemonScript.run(script, logDir, tmp, WAIT_SECONDS, env, args);
   }
 }

@@ -129,7 +129,8 @@ final class TlsErrors extends ChannelInboundHandlerAdapter {
     return null;
   }
 
-  private static String rootMessage(Throwable t) {
+  /** {@code t}'s message with its root cause's, when that says more. */
+  static String rootMessage(Throwable t) {
     Throwable root = t;
     while (root.getCause() != null && root.getCause() != root) {
       root = root.getCause();

@@ -45,7 +45,7 @@ public final class Transports {
       LOG.warn(
           "sluice.network.epoll is true but Netty's native epoll transport does not load here,"
               + " so Sluice runs on NIO: {}",
-          rootMessage(Epoll.unavailabilityCause()));
+          TlsErrors.rootMessage(Epoll.unavailabilityCause()));
     }
     return false;
   }
@@ -53,14 +53,6 @@ public final class Transports {
   /** "epoll" or "nio": the transport {@code conf} gets in this JVM. */
   public static String name(NetworkConf conf) {
     return useEpoll(conf) ? "epoll" : "nio";
-  }
-
-  private static String rootMessage(Throwable t) {
-    Throwable root = t;
-    while (root != null && root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    return root == null ? "no cause given" : root.toString();
   }
 
   public static EventLoopGroup newEventLoopGroup(NetworkConf conf, int threads, String name) {

@@ -1,6 +1,8 @@
 package io.sluice.protocol;
 
+import io.sluice.protocol.proto.MapRecords;
 import io.sluice.protocol.proto.PartitionRecordList;
+import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
 
@@ -139,6 +141,25 @@ public final class PartitionRecords {
   /** Every record in wire form. */
   public PartitionRecordList encode() {
     return encode(0, size());
+  }
+
+  /**
+   * One map's records as the coordinator answered them for {@code shuffle} (as {@link
+   * io.sluice.common.Ids#shuffle} names it).
+   *
+   * @throws IOException naming the shuffle, the map and its attempt when they are malformed
+   */
+  public static PartitionRecords fromCoordinator(MapRecords m, String shuffle) throws IOException {
+    try {
+      return decode(m.getRecords(), "map " + m.getMapIndex() + " attempt " + m.getAttempt());
+    } catch (IllegalArgumentException e) {
+      throw new IOException(
+          "the integrity records of "
+              + shuffle
+              + " from the coordinator are malformed: "
+              + e.getMessage(),
+          e);
+    }
   }
 
   /**

@@ -42,6 +42,11 @@ public final class CoordinatorClient {
     this.coordinator = coordinator;
   }
 
+  /** The application whose coordinator this is. */
+  public String appId() {
+    return appId;
+  }
+
   /** The current location of every partition of the shuffle. */
   public PartitionLocations locations(int shuffleId) throws IOException, StatusException {
     return locationsOf(

@@ -359,9 +359,12 @@ public final class PartitionReader implements Closeable {
    * attempts' records are left out.
    */
   private void expectRecords(CommittedShuffle committed) throws IOException {
-    String what = "the integrity records of " + Ids.shuffle(appId, shuffleId);
+    String shuffle = Ids.shuffle(appId, shuffleId);
     if (committed.getRecordedMapsCount() != committed.getRecordedAttemptsCount()) {
-      throw new IOException(what + " from the coordinator are malformed: lists differ in length");
+      throw new IOException(
+          "the integrity records of "
+              + shuffle
+              + " from the coordinator are malformed: lists differ in length");
     }
     int map = 0;
     for (int i = 0; i < committed.getRecordedMapsCount(); i++) {
@@ -374,14 +377,7 @@ public final class PartitionReader implements Closeable {
       if (!isWinnerInRange(m.getMapIndex(), m.getAttempt())) {
         continue;
       }
-      PartitionRecords records;
-      try {
-        records =
-            PartitionRecords.decode(
-                m.getRecords(), "map " + m.getMapIndex() + " attempt " + m.getAttempt());
-      } catch (IllegalArgumentException e) {
-        throw new IOException(what + " from the coordinator are malformed: " + e.getMessage(), e);
-      }
+      PartitionRecords records = PartitionRecords.fromCoordinator(m, shuffle);
       for (int i = 0; i < records.size(); i++) {
         expected.put(
             key(records.partition(i), m.getMapIndex()),

@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.sluice;
 
 import io.sluice.client.coordinator.CoordinatorClient;
+import io.sluice.common.Ids;
 import io.sluice.protocol.PartitionRecords;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.CommittedShuffle;
@@ -23,10 +24,9 @@ import java.util.concurrent.ExecutionException;
  * the coordinator would have answered for that range. A generation's commit never changes once
  * made, so an answer stays right for as long as the shuffle lives.
  *
- * <p>Without it, each of 2000 reduce tasks of about 5 ms (400 maps of small blocks, two executors)
- * waited 2 to 3 ms for the driver's answer, most of it for the driver's and the executor's threads
- * to be scheduled; with it, each executor asks 13 times and a task takes its part in about half a
- * millisecond.
+ * <p>Without it, every reduce task waits for the driver's answer, most of that wait for the
+ * driver's and the executor's threads to be scheduled: on a job of many short reduce tasks, a
+ * visible share of each task (docs/performance.md, "Scale 3").
  *
  * <p>Bounds: a block holds at most {@link #RECORDS_PER_BLOCK} integrity records (maps ×
  * partitions), so a task's own part is cheap to take out of it; the cache holds at most {@link
@@ -169,7 +169,8 @@ final class CommittedSplitsCache {
     try {
       answer =
           new Block(
-              coordinator.committedSplits(generation, blockStart, blockEnd, true, 0, numMaps));
+              coordinator.committedSplits(generation, blockStart, blockEnd, true, 0, numMaps),
+              Ids.shuffle(coordinator.appId(), generation));
       return answer;
     } finally {
       if (answer == null) {
@@ -238,20 +239,13 @@ final class CommittedSplitsCache {
     private final List<PartitionRecords> records = new ArrayList<>();
     private final long footprint;
 
-    Block(CommittedShuffle answer) throws IOException {
+    /** Decodes {@code answer}, the coordinator's for {@code shuffle} (named in its errors). */
+    Block(CommittedShuffle answer, String shuffle) throws IOException {
       base = answer.toBuilder().clearSplits().clearMapRecords().build();
       splits = answer.getSplitsList();
       long bytes = answer.getSerializedSize();
       for (MapRecords m : answer.getMapRecordsList()) {
-        PartitionRecords decoded;
-        try {
-          decoded =
-              PartitionRecords.decode(
-                  m.getRecords(), "map " + m.getMapIndex() + " attempt " + m.getAttempt());
-        } catch (IllegalArgumentException e) {
-          throw new IOException(
-              "the integrity records from the coordinator are malformed: " + e.getMessage(), e);
-        }
+        PartitionRecords decoded = PartitionRecords.fromCoordinator(m, shuffle);
         maps.add(m.toBuilder().clearRecords().build());
         records.add(decoded);
         bytes += decoded.footprintBytes();
