@@ -85,6 +85,8 @@ public final class MapPartitionReader implements Closeable {
   private long backlog = 1;
   private boolean endSeen;
   private boolean closed;
+  // a CLOSE_STREAM was sent: its answer completes closedOnServer
+  private boolean closeSent;
   private IOException failure;
   // the writer's records of the stream's subpartitions, or null when it reported none
   private PartitionRecords expected;
@@ -203,6 +205,12 @@ public final class MapPartitionReader implements Closeable {
       try {
         records = PartitionRecords.decode(r.getMapStream().getRecords(), "the records of " + id);
       } catch (IllegalArgumentException e) {
+        // the server opened the stream all the same: close it there, or it counts against the
+        // application's open streams until the connection closes
+        synchronized (this) {
+          streamId = r.getMapStream().getStreamId();
+        }
+        closeStream();
         fail(new IOException("the server sent malformed records: " + e.getMessage(), e));
         return;
       }
@@ -283,7 +291,8 @@ public final class MapPartitionReader implements Closeable {
     Throwable cause = error instanceof CompletionException ? error.getCause() : error;
     boolean wasClosed;
     synchronized (this) {
-      wasClosed = closed;
+      // with a close in flight, its answer says when the stream is gone
+      wasClosed = closed && !closeSent;
       outstanding = Math.max(0, outstanding - 1);
       if (failure == null) {
         String message =
@@ -462,6 +471,7 @@ public final class MapPartitionReader implements Closeable {
   public void close() {
     boolean closeNow;
     boolean opening;
+    boolean closing;
     synchronized (this) {
       if (closed) {
         return;
@@ -478,10 +488,11 @@ public final class MapPartitionReader implements Closeable {
       closeNow = streamId >= 0 && !endSeen && failure == null;
       // the answer to the open is on its way: opened() closes the stream, or fail() hears why not
       opening = streamId < 0 && failure == null;
+      closing = closeSent;
     }
     if (closeNow) {
       closeStream();
-    } else if (!opening) {
+    } else if (!opening && !closing) {
       // ended (the server closed it), failed, or never reached the server
       closedOnServer.complete(null);
     }
@@ -502,6 +513,7 @@ public final class MapPartitionReader implements Closeable {
     long sid;
     synchronized (this) {
       sid = streamId;
+      closeSent = true;
     }
     context
         .silentServers()
