@@ -56,7 +56,9 @@ public final class ClientConf {
       ConfigKey.integer(
           "sluice.read.prefetchChunks",
           2,
-          "Chunks a reader fetches ahead of the one it is decoding.");
+          "Chunks a reader fetches ahead of the one it is decoding; a small split that comes"
+              + " whole with the answer to opening it (sluice.read.inlineFirstChunk) counts as one:"
+              + " the reader opens up to this many such splits ahead.");
   public static final ConfigKey<Long> HEARTBEAT_INTERVAL =
       ConfigKey.millis(
           "sluice.coordinator.heartbeatInterval",

@@ -15,12 +15,10 @@ import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.PartitionRecords;
 import io.sluice.protocol.RecordTally;
-import io.sluice.protocol.proto.CloseStream;
 import io.sluice.protocol.proto.CommittedShuffle;
 import io.sluice.protocol.proto.CommittedSplit;
 import io.sluice.protocol.proto.FetchChunk;
 import io.sluice.protocol.proto.MapRecords;
-import io.sluice.protocol.proto.OpenStream;
 import io.sluice.protocol.proto.ReportChecksumFailure;
 import io.sluice.protocol.proto.Response;
 import io.sluice.protocol.proto.ServerAddress;
@@ -44,15 +42,18 @@ import org.slf4j.LoggerFactory;
 /**
  * Reads the committed data of partitions [start, end) of a shuffle for maps [startMapIndex,
  * endMapIndex): every split in turn, each as a stream of chunks with {@code
- * sluice.read.prefetchChunks} fetched ahead. Verifies every batch it receives ({@link BatchFormat}:
- * header and CRC32C) before it looks at its ids, so a corrupt batch is never handed out nor
- * silently dropped as a duplicate: a batch that fails fails the reader with an {@link IOException}
- * naming the server, the split, its file, the chunk, the byte offset and the checksums expected and
- * found, and every later call throws it again. Keeps only the winning attempt of each map and each
- * batch once ({@link BatchFilter}), and hands out decompressed batches. Splits whose map set has
- * nothing in the range are skipped. The server is sent the map range: a range that leaves out some
- * maps of a split is served from the split's sorted copy (sort-on-read), so only those maps'
- * batches travel.
+ * sluice.read.prefetchChunks} fetched ahead. A split small enough to come whole with the answer to
+ * opening it (one chunk of at most {@code sluice.read.inlineFirstChunk}) is opened ahead, as many
+ * as {@code sluice.read.prefetchChunks} of them, while the reader decodes the splits before it: a
+ * partition range of many small splits costs no round trip per split. Verifies every batch it
+ * receives ({@link BatchFormat}: header and CRC32C) before it looks at its ids, so a corrupt batch
+ * is never handed out nor silently dropped as a duplicate: a batch that fails fails the reader with
+ * an {@link IOException} naming the server, the split, its file, the chunk, the byte offset and the
+ * checksums expected and found, and every later call throws it again. Keeps only the winning
+ * attempt of each map and each batch once ({@link BatchFilter}), and hands out decompressed
+ * batches. Splits whose map set has nothing in the range are skipped. The server is sent the map
+ * range: a range that leaves out some maps of a split is served from the split's sorted copy
+ * (sort-on-read), so only those maps' batches travel.
  *
  * <p>Completeness: for every map in range whose winning attempt reported integrity records ({@link
  * PartitionRecords}: per partition, the batches the servers acknowledged, their bytes and an
@@ -125,6 +126,8 @@ public final class PartitionReader implements Closeable {
   private List<Long> chunkOffsets = List.of();
   private int nextChunkToFetch;
   private final Deque<CompletableFuture<Message>> fetches = new ArrayDeque<>();
+
+  private final SplitOpens opens;
   private ByteBuf chunk;
   private int chunkStart;
   private int chunkIndex = -1;
@@ -155,6 +158,7 @@ public final class PartitionReader implements Closeable {
     this.shuffleId = shuffleId;
     this.codec = context.conf().codec();
     this.prefetch = context.conf().prefetchChunks();
+    this.opens = new SplitOpens(context, appId, shuffleId, startMapIndex, endMapIndex, prefetch);
     this.startMapIndex = startMapIndex;
     this.endMapIndex = endMapIndex;
     this.numMaps = committed.getWinningAttemptsCount();
@@ -280,7 +284,8 @@ public final class PartitionReader implements Closeable {
         otherCopies.clear();
         otherCopies.addAll(splits.poll());
         copy = otherCopies.poll();
-        openStream(copy);
+        openStream(copy, opens.takeOpenedAhead(copy));
+        opens.openAhead(splits);
       } catch (IOException e) {
         failOver(e);
       }
@@ -308,7 +313,7 @@ public final class PartitionReader implements Closeable {
       closeStream();
       closing = null; // its server failed: nothing waits for its answer
       try {
-        openStream(copy);
+        openStream(copy, null);
         return;
       } catch (IOException again) {
         last = again;
@@ -570,35 +575,23 @@ public final class PartitionReader implements Closeable {
             });
   }
 
-  private void openStream(CommittedSplit s) throws IOException {
+  /**
+   * Opens split copy {@code s} for reading: with the answer to an open sent ahead when {@code
+   * ahead} is not null, else by asking its server now.
+   */
+  private void openStream(CommittedSplit s, CompletableFuture<Message> ahead) throws IOException {
     if (!s.getRemotePath().isEmpty()) {
       openRemote(s);
       return;
     }
-    awaitClosed(s.getServer());
+    if (ahead == null) {
+      awaitClosed(s.getServer());
+    }
     connection = context.connection(appId, s.getServer());
     split = s;
     Response r;
     try {
-      Message m =
-          awaitResponse(
-              context.callAsync(
-                  connection,
-                  id ->
-                      Messages.request(
-                          MessageType.OPEN_STREAM,
-                          OpenStream.newBuilder()
-                              .setRequestId(id)
-                              .setAppId(appId)
-                              .setShuffleId(shuffleId)
-                              .setPartitionId(s.getPartitionId())
-                              .setEpoch(s.getEpoch())
-                              .setStartMapIndex(startMapIndex)
-                              .setEndMapIndex(endMapIndex)
-                              .setInlineFirstChunk(context.conf().inlineFirstChunk())
-                              .build(),
-                          id)),
-              "opening");
+      Message m = awaitResponse(ahead != null ? ahead : opens.open(connection, s), "opening");
       r = m.header(Response.class);
       if (r.getStream().getFirstChunkInline()) {
         // its body is chunk 0: read as if fetched
@@ -732,17 +725,8 @@ public final class PartitionReader implements Closeable {
       connection = null;
       return;
     }
-    long sid = streamId;
     CompletableFuture<Void> answer =
-        context
-            .callAsync(
-                connection,
-                id ->
-                    Messages.request(
-                        MessageType.CLOSE_STREAM,
-                        CloseStream.newBuilder().setRequestId(id).setStreamId(sid).build(),
-                        id))
-            .thenAccept(Message::release);
+        SplitOpens.close(context, connection, streamId).thenAccept(Message::release);
     // a silent server fails the wait after silentAfter: its streams go with its connections
     closingOn = split.getServer();
     closing = context.silentServers().watch(appId, closingOn, answer);
@@ -779,6 +763,7 @@ public final class PartitionReader implements Closeable {
   public void close() {
     releaseChunk();
     closeStream();
+    opens.dropOpenedAhead();
     splits.clear();
     awaitClosed(null);
   }
