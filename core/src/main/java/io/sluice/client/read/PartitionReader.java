@@ -98,6 +98,7 @@ public final class PartitionReader implements Closeable {
   // the copies of the split being read not tried yet: where a failure of this one goes next
   private final Deque<CommittedSplit> otherCopies = new ArrayDeque<>();
   private final int prefetch;
+  private final SplitOpens opens;
   private final int startMapIndex;
   private final int endMapIndex;
   private final int numMaps;
@@ -126,8 +127,6 @@ public final class PartitionReader implements Closeable {
   private List<Long> chunkOffsets = List.of();
   private int nextChunkToFetch;
   private final Deque<CompletableFuture<Message>> fetches = new ArrayDeque<>();
-
-  private final SplitOpens opens;
   private ByteBuf chunk;
   private int chunkStart;
   private int chunkIndex = -1;
