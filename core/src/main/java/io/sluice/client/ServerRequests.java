@@ -3,6 +3,7 @@ package io.sluice.client;
 import io.sluice.network.Message;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
+import io.sluice.protocol.proto.CloseStream;
 import io.sluice.protocol.proto.Heartbeat;
 import io.sluice.protocol.proto.MapPartitionRef;
 import io.sluice.protocol.proto.RegisterShuffle;
@@ -11,8 +12,9 @@ import io.sluice.protocol.proto.UnregisterApplication;
 import java.util.function.LongFunction;
 
 /**
- * The lifecycle requests every coordinator sends to servers (Spark's and Flink's alike), ready for
- * {@link ClientContext#call} and {@link ClientContext#callAsync}.
+ * The lifecycle requests every coordinator sends to servers (Spark's and Flink's alike), and the
+ * close of a read stream every reader sends, ready for {@link ClientContext#call} and {@link
+ * ClientContext#callAsync}.
  */
 public final class ServerRequests {
   private ServerRequests() {}
@@ -82,6 +84,15 @@ public final class ServerRequests {
         Messages.request(
             MessageType.RELEASE_MAP_PARTITION,
             ReleaseMapPartition.newBuilder().setRequestId(id).setPartition(partition).build(),
+            id);
+  }
+
+  /** Closes a read stream (a reduce partition split's or a map partition's) on the server. */
+  public static LongFunction<Message> closeStream(long streamId) {
+    return id ->
+        Messages.request(
+            MessageType.CLOSE_STREAM,
+            CloseStream.newBuilder().setRequestId(id).setStreamId(streamId).build(),
             id);
   }
 }

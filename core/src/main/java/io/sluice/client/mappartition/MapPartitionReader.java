@@ -3,6 +3,7 @@ package io.sluice.client.mappartition;
 import io.netty.buffer.ByteBuf;
 import io.sluice.client.ApplicationLimitException;
 import io.sluice.client.ClientContext;
+import io.sluice.client.ServerRequests;
 import io.sluice.network.Message;
 import io.sluice.network.TransportClient;
 import io.sluice.protocol.MapBlockFormat;
@@ -11,7 +12,6 @@ import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
 import io.sluice.protocol.PartitionRecords;
 import io.sluice.protocol.RecordTally;
-import io.sluice.protocol.proto.CloseStream;
 import io.sluice.protocol.proto.MapBuffer;
 import io.sluice.protocol.proto.MapPartitionRef;
 import io.sluice.protocol.proto.OpenMapStream;
@@ -525,13 +525,7 @@ public final class MapPartitionReader implements Closeable {
   static CompletableFuture<Void> closeStream(
       ClientContext context, TransportClient connection, long streamId) {
     return context
-        .callAsync(
-            connection,
-            rid ->
-                Messages.request(
-                    MessageType.CLOSE_STREAM,
-                    CloseStream.newBuilder().setRequestId(rid).setStreamId(streamId).build(),
-                    rid))
+        .callAsync(connection, ServerRequests.closeStream(streamId))
         .handle(
             (m, e) -> {
               if (m != null) {

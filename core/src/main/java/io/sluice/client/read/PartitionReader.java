@@ -5,6 +5,7 @@ import io.sluice.client.ApplicationLimitException;
 import io.sluice.client.BatchCodec;
 import io.sluice.client.ChecksumBenchmarkSwitch;
 import io.sluice.client.ClientContext;
+import io.sluice.client.ServerRequests;
 import io.sluice.common.Ids;
 import io.sluice.network.Message;
 import io.sluice.network.TransportClient;
@@ -42,18 +43,15 @@ import org.slf4j.LoggerFactory;
 /**
  * Reads the committed data of partitions [start, end) of a shuffle for maps [startMapIndex,
  * endMapIndex): every split in turn, each as a stream of chunks with {@code
- * sluice.read.prefetchChunks} fetched ahead. A split small enough to come whole with the answer to
- * opening it (one chunk of at most {@code sluice.read.inlineFirstChunk}) is opened ahead, as many
- * as {@code sluice.read.prefetchChunks} of them, while the reader decodes the splits before it: a
- * partition range of many small splits costs no round trip per split. Verifies every batch it
- * receives ({@link BatchFormat}: header and CRC32C) before it looks at its ids, so a corrupt batch
- * is never handed out nor silently dropped as a duplicate: a batch that fails fails the reader with
- * an {@link IOException} naming the server, the split, its file, the chunk, the byte offset and the
- * checksums expected and found, and every later call throws it again. Keeps only the winning
- * attempt of each map and each batch once ({@link BatchFilter}), and hands out decompressed
- * batches. Splits whose map set has nothing in the range are skipped. The server is sent the map
- * range: a range that leaves out some maps of a split is served from the split's sorted copy
- * (sort-on-read), so only those maps' batches travel.
+ * sluice.read.prefetchChunks} fetched ahead, and the next small splits opened ahead ({@link
+ * SplitOpens}). Verifies every batch it receives ({@link BatchFormat}: header and CRC32C) before it
+ * looks at its ids, so a corrupt batch is never handed out nor silently dropped as a duplicate: a
+ * batch that fails fails the reader with an {@link IOException} naming the server, the split, its
+ * file, the chunk, the byte offset and the checksums expected and found, and every later call
+ * throws it again. Keeps only the winning attempt of each map and each batch once ({@link
+ * BatchFilter}), and hands out decompressed batches. Splits whose map set has nothing in the range
+ * are skipped. The server is sent the map range: a range that leaves out some maps of a split is
+ * served from the split's sorted copy (sort-on-read), so only those maps' batches travel.
  *
  * <p>Completeness: for every map in range whose winning attempt reported integrity records ({@link
  * PartitionRecords}: per partition, the batches the servers acknowledged, their bytes and an
@@ -725,7 +723,9 @@ public final class PartitionReader implements Closeable {
       return;
     }
     CompletableFuture<Void> answer =
-        SplitOpens.close(context, connection, streamId).thenAccept(Message::release);
+        context
+            .callAsync(connection, ServerRequests.closeStream(streamId))
+            .thenAccept(Message::release);
     // a silent server fails the wait after silentAfter: its streams go with its connections
     closingOn = split.getServer();
     closing = context.silentServers().watch(appId, closingOn, answer);

@@ -1,11 +1,11 @@
 package io.sluice.client.read;
 
 import io.sluice.client.ClientContext;
+import io.sluice.client.ServerRequests;
 import io.sluice.network.Message;
 import io.sluice.network.TransportClient;
 import io.sluice.protocol.MessageType;
 import io.sluice.protocol.Messages;
-import io.sluice.protocol.proto.CloseStream;
 import io.sluice.protocol.proto.CommittedSplit;
 import io.sluice.protocol.proto.OpenStream;
 import io.sluice.protocol.proto.Response;
@@ -90,18 +90,6 @@ final class SplitOpens {
                 id));
   }
 
-  /** Closes read stream {@code streamId} on {@code on}'s server. */
-  static CompletableFuture<Message> close(
-      ClientContext context, TransportClient on, long streamId) {
-    return context.callAsync(
-        on,
-        id ->
-            Messages.request(
-                MessageType.CLOSE_STREAM,
-                CloseStream.newBuilder().setRequestId(id).setStreamId(streamId).build(),
-                id));
-  }
-
   /**
    * Opens ahead the next splits of {@code toCome} (each a split's copies, in reading order) that
    * come whole, their first copies, until {@code window} answers wait; stops at the first that does
@@ -157,7 +145,9 @@ final class SplitOpens {
             StreamHandle handle = m.header(Response.class).getStream();
             m.release();
             if (!handle.getClosed()) {
-              close(context, a.connection, handle.getStreamId()).thenAccept(Message::release);
+              context
+                  .callAsync(a.connection, ServerRequests.closeStream(handle.getStreamId()))
+                  .thenAccept(Message::release);
             }
           });
     }
