@@ -11,7 +11,7 @@ import java.util.List;
 /**
  * Writes a {@link Message}: the length prefix, type and header go in one small buffer; the body
  * (buffer or file region) follows as its own write, so it is never copied. The encoder passes the
- * body's ownership to Netty.
+ * body's ownership to Netty; when encoding fails, Netty releases the message and its body.
  */
 @ChannelHandler.Sharable
 public final class FrameEncoder extends MessageToMessageEncoder<Message> {
@@ -25,7 +25,6 @@ public final class FrameEncoder extends MessageToMessageEncoder<Message> {
     int headerLength = msg.header().getSerializedSize();
     long frameLength = (long) FrameDecoder.MIN_FRAME_LENGTH + headerLength + msg.bodyLength();
     if (frameLength > Integer.MAX_VALUE) {
-      msg.release();
       throw new IOException("frame of " + frameLength + " bytes is too large to send");
     }
     ByteBuf prefix = ctx.alloc().heapBuffer(4 + FrameDecoder.MIN_FRAME_LENGTH + headerLength);
@@ -41,11 +40,10 @@ public final class FrameEncoder extends MessageToMessageEncoder<Message> {
       prefix.writerIndex(prefix.writerIndex() + headerLength);
     } catch (IOException | RuntimeException e) {
       prefix.release();
-      msg.release();
       throw e;
     }
     out.add(prefix);
-    Object body = msg.rawBody();
+    Object body = msg.takeBody(); // Netty releases the message once this returns
     if (body instanceof Object[]) {
       out.addAll(List.of((Object[]) body));
     } else if (body != null) {

@@ -3,7 +3,9 @@ package io.sluice.network;
 import com.google.protobuf.MessageLite;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.FileRegion;
+import io.netty.util.IllegalReferenceCountException;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.ReferenceCounted;
 import java.util.Objects;
 
 /**
@@ -17,16 +19,21 @@ import java.util.Objects;
  * FileRegion}s) and, for a data frame a server received, the body's reservation in the server's
  * {@link InboundMemory}. Whoever holds the message last calls {@link #release()}, which gives back
  * both; {@link #handOver()} passes both to a new owner instead (release is then a no-op). Writing a
- * message to a channel hands the body to Netty, which releases it after the write. Not thread safe:
- * one thread owns a message at a time.
+ * message to a channel hands the body to Netty, which releases it after the write.
+ *
+ * <p>A message is {@link ReferenceCounted} with one owner (a count of 1 until released, never
+ * retained), so that Netty releases it wherever it drops one: a write to a connection that closed
+ * or whose event loop stopped, a read no handler took. Not thread safe: one thread owns a message
+ * at a time.
  */
-public final class Message {
+public final class Message implements ReferenceCounted {
   private final byte type;
   private final MessageLite header;
   private final long requestId;
   private Object body;
   private InboundMemory memory;
   private long reserved;
+  private boolean released;
 
   private Message(byte type, MessageLite header, long requestId, Object body) {
     this.type = type;
@@ -102,8 +109,14 @@ public final class Message {
     throw new IllegalStateException("body of type " + type + " is a file region");
   }
 
-  Object rawBody() {
-    return body;
+  /**
+   * The body, now owned by the caller (the encoder, which passes it to Netty): {@link #release()}
+   * no longer releases it.
+   */
+  Object takeBody() {
+    Object b = body;
+    body = null;
+    return b;
   }
 
   public long bodyLength() {
@@ -154,8 +167,15 @@ public final class Message {
 
   /**
    * Releases the body and its reservation, if any. Idempotent; safe on a message without a body.
+   *
+   * @return true on the first call
    */
-  public void release() {
+  @Override
+  public boolean release() {
+    if (released) {
+      return false;
+    }
+    released = true;
     Object b = body;
     long r = reserved;
     body = null;
@@ -170,6 +190,42 @@ public final class Message {
     if (r > 0) {
       memory.release(r);
     }
+    return true;
+  }
+
+  @Override
+  public boolean release(int decrement) {
+    if (decrement != 1) {
+      throw new IllegalReferenceCountException(refCnt(), -decrement);
+    }
+    return release();
+  }
+
+  /** 1 until released, then 0. */
+  @Override
+  public int refCnt() {
+    return released ? 0 : 1;
+  }
+
+  /** Not supported: a message has one owner, and passes its body on ({@link #handOver()}). */
+  @Override
+  public Message retain() {
+    throw new UnsupportedOperationException("a Sluice message has one owner and is not retained");
+  }
+
+  @Override
+  public Message retain(int increment) {
+    return retain();
+  }
+
+  @Override
+  public Message touch() {
+    return this;
+  }
+
+  @Override
+  public Message touch(Object hint) {
+    return this;
   }
 
   @Override
