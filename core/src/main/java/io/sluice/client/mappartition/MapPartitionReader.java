@@ -28,7 +28,7 @@ import java.util.concurrent.CompletionException;
 import java.util.function.LongFunction;
 import net.jpountz.lz4.LZ4Exception;
 import net.jpountz.lz4.LZ4Factory;
-import net.jpountz.lz4.LZ4FastDecompressor;
+import net.jpountz.lz4.LZ4SafeDecompressor;
 
 /**
  * Reads subpartitions {@code [start, end]} of one committed map partition, with credits: the server
@@ -49,7 +49,12 @@ import net.jpountz.lz4.LZ4FastDecompressor;
  * whenever a buffer, the end or an error arrives.
  */
 public final class MapPartitionReader implements Closeable {
-  private static final LZ4FastDecompressor LZ4 = LZ4Factory.fastestInstance().fastDecompressor();
+  /**
+   * Bounded by the block's stored length: a stream that claims more than the block holds fails
+   * instead of reading on into the blocks after it (a checksum covers stored bytes, so a faulty
+   * writer's block passes it).
+   */
+  private static final LZ4SafeDecompressor LZ4 = LZ4Factory.fastestInstance().safeDecompressor();
 
   /** One block: record bytes (or an event) of one subpartition. Valid until the next poll. */
   public interface Block {
@@ -634,10 +639,17 @@ public final class MapPartitionReader implements Closeable {
       }
       if (kind == MapBlockFormat.KIND_DATA_LZ4) {
         ByteBuffer src = buf.nioBuffer(payload, length);
+        int written;
         try {
-          LZ4.decompress(src, src.position(), target, target.position(), rawLength);
+          written =
+              LZ4.decompress(src, src.position(), length, target, target.position(), rawLength);
         } catch (LZ4Exception e) {
           throw corrupt(fileOffset, "does not decompress (" + e.getMessage() + ")");
+        }
+        if (written != rawLength) {
+          throw corrupt(
+              fileOffset,
+              "does not decompress (" + written + " bytes, its header says " + rawLength + ")");
         }
         target.position(target.position() + rawLength);
       } else {

@@ -358,6 +358,46 @@ class CorruptedMapPartitionIT {
         .hasMessageContaining("truncated");
   }
 
+  /**
+   * A compressed block whose LZ4 stream claims more bytes than the block holds, sealed with a valid
+   * checksum (as a faulty writer would store it), fails its reader naming the file and offset. The
+   * decompressor must stay inside the block: the one used before read on past its end, into the
+   * blocks that follow (or, in pure Java, failed with an IndexOutOfBoundsException).
+   */
+  @Test
+  void anLz4StreamLongerThanItsBlockFailsTheReadNamingTheOffset() throws Exception {
+    InetSocketAddress at = placement.place(16, 16, 16).get();
+    MapPartitionId id = new MapPartitionId(APP, 16, 3, 1);
+    Path file = writeTwoSubpartitions(id, at);
+    byte[] bytes = Files.readAllBytes(file);
+    ByteBuf blocks = Unpooled.wrappedBuffer(bytes);
+    assertThat(MapBlockFormat.kind(blocks, 0)).isEqualTo(MapBlockFormat.KIND_DATA_LZ4);
+    int length = MapBlockFormat.length(blocks, 0);
+    int raw = MapBlockFormat.uncompressedLength(blocks, 0);
+    // one literal run of the whole raw length (a token of 15 literals, then 255s and the rest),
+    // of which only the block's length is there
+    int at0 = MapBlockFormat.HEADER_SIZE;
+    blocks.setByte(at0++, 0xF0);
+    int more = raw - 15;
+    for (; more >= 255; more -= 255) {
+      blocks.setByte(at0++, 255);
+    }
+    blocks.setByte(at0, more);
+    MapBlockFormat.seal(blocks, 0);
+    assertThat(length).isLessThan(raw);
+    Files.write(file, bytes);
+
+    ByteArrayOutputStream read = new ByteArrayOutputStream();
+    Throwable failure = readAll(cluster, id, at, read);
+
+    assertThat(failure)
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining(id.toString())
+        .hasMessageContaining("subpartition 0 at byte offset 0 of its data file")
+        .hasMessageContaining("does not decompress");
+    assertThat(read.size()).as("bytes read of the block").isZero();
+  }
+
   /** Reads subpartitions [0, 1] until the end or a failure; returns the failure or null. */
   private static Throwable readAll(
       TestCluster cluster, MapPartitionId id, InetSocketAddress at, ByteArrayOutputStream read)
