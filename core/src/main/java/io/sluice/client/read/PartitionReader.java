@@ -155,7 +155,7 @@ public final class PartitionReader implements Closeable {
     this.shuffleId = shuffleId;
     this.codec = context.conf().codec();
     this.prefetch = context.conf().prefetchChunks();
-    this.opens = new SplitOpens(context, appId, shuffleId, startMapIndex, endMapIndex, prefetch);
+    this.opens = new SplitOpens(context, appId, shuffleId, startMapIndex, endMapIndex);
     this.startMapIndex = startMapIndex;
     this.endMapIndex = endMapIndex;
     this.numMaps = committed.getWinningAttemptsCount();

@@ -54,19 +54,14 @@ final class SplitOpens {
   private final Deque<OpenedAhead> openedAhead = new ArrayDeque<>();
 
   SplitOpens(
-      ClientContext context,
-      String appId,
-      int shuffleId,
-      int startMapIndex,
-      int endMapIndex,
-      int window) {
+      ClientContext context, String appId, int shuffleId, int startMapIndex, int endMapIndex) {
     this.context = context;
     this.appId = appId;
     this.shuffleId = shuffleId;
     this.startMapIndex = startMapIndex;
     this.endMapIndex = endMapIndex;
     this.inlineFirstChunk = context.conf().inlineFirstChunk();
-    this.window = window;
+    this.window = context.conf().prefetchChunks();
     this.ahead = inlineFirstChunk > 0 && !context.networkConf().tls().enabled();
   }
 
@@ -92,8 +87,8 @@ final class SplitOpens {
 
   /**
    * Opens ahead the next splits of {@code toCome} (each a split's copies, in reading order) that
-   * come whole, their first copies, until {@code window} answers wait; stops at the first that does
-   * not, so the answers are taken in turn.
+   * come whole, their first copies, until {@code sluice.read.prefetchChunks} answers wait; stops at
+   * the first that does not, so the answers are taken in turn.
    */
   void openAhead(Iterable<List<CommittedSplit>> toCome) {
     if (!ahead) {
