@@ -73,6 +73,14 @@ public final class ClientConf {
           "60s",
           "A server that could not be reached or failed a request gets no new partitions for this"
               + " long; 0 never excludes.");
+  public static final ConfigKey<Long> SERVER_RESTART_WAIT =
+      ConfigKey.millis(
+          "sluice.client.serverRestartWait",
+          "60s",
+          "How long clients wait for a server that refuses or drops their connections (a restart,"
+              + " a crash) to come back before they treat its data as lost: readers retry it, the"
+              + " coordinator retries its commit, and a partition that no other server can take"
+              + " waits for it; 0 treats it as lost at once.");
   public static final ConfigKey<Long> COMMIT_TIMEOUT =
       ConfigKey.millis(
           "sluice.coordinator.commitTimeout",
@@ -195,6 +203,7 @@ public final class ClientConf {
           HEARTBEAT_INTERVAL,
           COORDINATOR_PORT,
           EXCLUDE_DURATION,
+          SERVER_RESTART_WAIT,
           COMMIT_TIMEOUT,
           MAP_PUSH_SIZE,
           MAP_READ_CREDITS);
@@ -213,6 +222,7 @@ public final class ClientConf {
   private final int coordinatorPort;
   private final long commitTimeoutMillis;
   private final long excludeDurationMillis;
+  private final long serverRestartWaitMillis;
   private final int mapPushSize;
   private final int mapReadCredits;
   private final int replicationFactor;
@@ -280,6 +290,11 @@ public final class ClientConf {
     this.coordinatorPort = conf.get(COORDINATOR_PORT);
     this.commitTimeoutMillis = conf.get(COMMIT_TIMEOUT);
     this.excludeDurationMillis = conf.get(EXCLUDE_DURATION);
+    this.serverRestartWaitMillis = conf.get(SERVER_RESTART_WAIT);
+    if (serverRestartWaitMillis < 0) {
+      throw new IllegalArgumentException(
+          SERVER_RESTART_WAIT + " must not be negative, got " + serverRestartWaitMillis + " ms");
+    }
     long mapPush = conf.get(MAP_PUSH_SIZE);
     if (mapPush < 1024 || mapPush > (64 << 20)) {
       throw new IllegalArgumentException(
@@ -413,6 +428,11 @@ public final class ClientConf {
 
   public long excludeDurationMillis() {
     return excludeDurationMillis;
+  }
+
+  /** See {@link #SERVER_RESTART_WAIT}; 0 does not wait. */
+  public long serverRestartWaitMillis() {
+    return serverRestartWaitMillis;
   }
 
   public long commitTimeoutMillis() {

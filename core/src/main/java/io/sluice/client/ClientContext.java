@@ -51,6 +51,7 @@ public final class ClientContext implements Closeable {
   private final AuthConf auth;
   private final ClientMetrics metrics = new ClientMetrics();
   private final SilentServerWatch silentServers;
+  private final ServerRestartWait restarts;
   // null without sluice.topology.script
   private final TopologyScript topology;
   private final Map<String, String> hadoopSettings;
@@ -87,6 +88,7 @@ public final class ClientContext implements Closeable {
             this.conf.maxInFlight(),
             this.conf.pushTimeoutMillis());
     this.silentServers = new SilentServerWatch(this);
+    this.restarts = new ServerRestartWait(this.conf.serverRestartWaitMillis(), scheduler, metrics);
   }
 
   /**
@@ -130,6 +132,14 @@ public final class ClientContext implements Closeable {
    */
   public SilentServerWatch silentServers() {
     return silentServers;
+  }
+
+  /**
+   * How long and how this client retries a server that refuses or drops its connections, as a
+   * restarting one does ({@link ServerRestartWait}).
+   */
+  public ServerRestartWait restarts() {
+    return restarts;
   }
 
   /** What this JVM's client counts about failures it hid (failovers, moves, replica lag). */

@@ -14,6 +14,10 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>{@code sluice.client.readFailovers}: reads of a partition that moved to its other copy
  *       after the first one failed (mid-stream included);
+ *   <li>{@code sluice.client.serverWaits}: retries of a server that refused or dropped a
+ *       connection, made while it may be restarting instead of taking its data for lost ({@code
+ *       sluice.client.serverRestartWait}): reads opened again, commits asked again, placements that
+ *       waited for it;
  *   <li>{@code sluice.client.partitionsMoved}: partitions a coordinator in this JVM moved to new
  *       servers (a full split, a refused push, a failed server);
  *   <li>{@code sluice.client.serverFailures}: servers a coordinator in this JVM found failed under
@@ -27,6 +31,7 @@ public final class ClientMetrics {
 
   private final MetricRegistry registry = new MetricRegistry();
   private final Meter readFailovers = registry.meter(PREFIX + "readFailovers");
+  private final Meter serverWaits = registry.meter(PREFIX + "serverWaits");
   private final Meter partitionsMoved = registry.meter(PREFIX + "partitionsMoved");
   private final Meter serverFailures = registry.meter(PREFIX + "serverFailures");
   private final Meter remoteSplitsRead = registry.meter(PREFIX + "remoteSplitsRead");
@@ -39,6 +44,11 @@ public final class ClientMetrics {
 
   public void readFailedOver() {
     readFailovers.mark();
+  }
+
+  /** A server that refused or dropped a connection was retried while it may be restarting. */
+  public void waitedForServer() {
+    serverWaits.mark();
   }
 
   public void partitionsMoved(int count) {
@@ -74,6 +84,10 @@ public final class ClientMetrics {
 
   public long readFailovers() {
     return readFailovers.getCount();
+  }
+
+  public long serverWaits() {
+    return serverWaits.getCount();
   }
 
   public long partitionsMoved() {

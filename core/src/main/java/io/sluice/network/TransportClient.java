@@ -29,7 +29,7 @@ public final class TransportClient implements Closeable {
     this.channel = channel;
     this.server = server;
     this.requestTimeoutNanos = requestTimeoutMillis * 1_000_000L;
-    channel.closeFuture().addListener(f -> failAll(new IOException(closedMessage())));
+    channel.closeFuture().addListener(f -> failAll(new ConnectionLostException(closedMessage())));
   }
 
   /** "host:port" of the server. */
@@ -56,7 +56,7 @@ public final class TransportClient implements Closeable {
     CompletableFuture<Message> future = new CompletableFuture<>();
     if (!channel.isActive()) {
       request.release();
-      future.completeExceptionally(new IOException(closedMessage()));
+      future.completeExceptionally(new ConnectionLostException(closedMessage()));
       return future;
     }
     long timeoutNanos = timeoutMillis * 1_000_000L;
@@ -69,7 +69,7 @@ public final class TransportClient implements Closeable {
             Pending p = pending.remove(id);
             if (p != null) {
               p.future.completeExceptionally(
-                  new IOException(
+                  new ConnectionLostException(
                       "Failed to send a request to Sluice server " + server, f.cause()));
             }
           }

@@ -322,8 +322,13 @@ public final class TransportClientPool implements Closeable {
         // the cause's message is the reason (e.g. the peer answered with HTTP): callers often show
         // only the message
         String why = cause.getMessage() == null ? "" : ": " + cause.getMessage();
+        String message = "Connection to Sluice server " + server + " failed" + why;
+        // a socket error (reset by the peer) is a lost connection; a frame the decoder refused is
+        // not
         client.failAll(
-            new IOException("Connection to Sluice server " + server + " failed" + why, cause));
+            cause instanceof IOException
+                ? new ConnectionLostException(message, cause)
+                : new IOException(message, cause));
       }
       ctx.close();
     }

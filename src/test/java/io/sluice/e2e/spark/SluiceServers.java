@@ -9,6 +9,7 @@ import io.sluice.server.ShuffleServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +18,7 @@ import java.util.stream.Collectors;
 /** Real Sluice servers in the test JVM, on ephemeral loopback ports, for Spark jobs to use. */
 final class SluiceServers implements AutoCloseable {
   private final List<ShuffleServer> servers = new ArrayList<>();
+  private final List<SluiceConf> confs = new ArrayList<>();
 
   SluiceServers(Path root, int count) throws IOException {
     this(root, count, Map.of());
@@ -38,10 +40,32 @@ final class SluiceServers implements AutoCloseable {
                       "sluice.read.chunkSize", "256k",
                       "sluice.commit.fsync", "false"))
               .with(extra);
-      servers.add(
-          new ShuffleServer(
-              new ServerConf(conf), new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM));
+      confs.add(conf);
+      servers.add(start(conf));
     }
+  }
+
+  private static ShuffleServer start(SluiceConf conf) throws IOException {
+    return new ShuffleServer(
+        new ServerConf(conf), new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM);
+  }
+
+  /**
+   * A graceful restart of server {@code i}, as {@code shuffle-daemon restart} does it: stops it
+   * (its open splits are committed and recorded), then starts a new one on the same port, data
+   * directory and state store, which serves what the old one committed, after {@code down} (a
+   * process's restart takes seconds: clients find the port closed meanwhile).
+   *
+   * @return the new server
+   */
+  ShuffleServer restart(int i, Duration down) throws IOException, InterruptedException {
+    ShuffleServer old = servers.get(i);
+    int port = old.port();
+    old.close();
+    Thread.sleep(down.toMillis());
+    ShuffleServer restarted = start(confs.get(i).with(Map.of("sluice.server.port", "" + port)));
+    servers.set(i, restarted);
+    return restarted;
   }
 
   /** The value of {@code spark.sluice.servers}. */

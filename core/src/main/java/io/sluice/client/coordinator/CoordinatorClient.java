@@ -22,8 +22,10 @@ import io.sluice.protocol.proto.SplitCursor;
 import io.sluice.protocol.proto.Status;
 import java.io.IOException;
 import java.util.Collection;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongFunction;
 
 /**
@@ -34,6 +36,14 @@ public final class CoordinatorClient {
   private final ClientContext context;
   private final String appId;
   private final ServerAddress coordinator;
+
+  /**
+   * The moves asked for and not answered yet, by what failed (shuffle, partition, epoch, and
+   * whether a server failed under it): every push of a partition that failed the same way shares
+   * one request, so a server that goes away under thousands of pushes costs its coordinator a
+   * request per partition, not per push.
+   */
+  private final Map<String, CompletableFuture<Response>> movesAsked = new ConcurrentHashMap<>();
 
   /** A client of {@code appId}'s coordinator at {@code coordinator}. */
   public CoordinatorClient(ClientContext context, String appId, ServerAddress coordinator) {
@@ -353,9 +363,14 @@ public final class CoordinatorClient {
    */
   public CompletableFuture<PartitionLocation> reviveAsync(
       int shuffleId, int partitionId, int failedEpoch, String reason) {
-    return askAsync(
-            "a new location for shuffle " + shuffleId + " partition " + partitionId,
-            reviveRequest(shuffleId, partitionId, failedEpoch, reason, false, false))
+    String what =
+        "a new location for shuffle "
+            + shuffleId
+            + " partition "
+            + partitionId
+            + " after epoch "
+            + failedEpoch;
+    return askMove(what, reviveRequest(shuffleId, partitionId, failedEpoch, reason, false, false))
         .thenApply(Response::getLocation);
   }
 
@@ -366,8 +381,14 @@ public final class CoordinatorClient {
    */
   public CompletableFuture<PartitionLocations> reviveAfterServerFailureAsync(
       int shuffleId, int partitionId, int failedEpoch, String reason, boolean replicaFailed) {
-    return askAsync(
-            "new locations for shuffle " + shuffleId + " after a server failed",
+    return askMove(
+            "new locations for shuffle "
+                + shuffleId
+                + " after a server failed under partition "
+                + partitionId
+                + " epoch "
+                + failedEpoch
+                + (replicaFailed ? " (its replica)" : ""),
             reviveRequest(shuffleId, partitionId, failedEpoch, reason, true, replicaFailed))
         .thenApply(
             answer -> {
@@ -377,6 +398,41 @@ public final class CoordinatorClient {
                 throw new CompletionException(e);
               }
             });
+  }
+
+  /**
+   * Asks for a move ({@code what} names it, and the request it makes shares one answer with the
+   * same request in flight: see {@link #movesAsked}), and asks again while the coordinator answers
+   * that every server that could take the partition is away or stopping ({@code CONGESTED}, {@link
+   * ServersAwayException}): restarting servers come back within {@code
+   * sluice.client.serverRestartWait}, so the writer waits for them instead of failing its task.
+   * Never blocks.
+   */
+  private CompletableFuture<Response> askMove(String what, LongFunction<Message> request) {
+    CompletableFuture<Response> asked = new CompletableFuture<>();
+    CompletableFuture<Response> shared = movesAsked.putIfAbsent(what, asked);
+    if (shared != null) {
+      return shared;
+    }
+    context
+        .restarts()
+        .retryAsync(
+            coordinator,
+            "asking the coordinator for " + what,
+            failure ->
+                failure instanceof StatusException
+                    && ((StatusException) failure).status() == Status.CONGESTED,
+            () -> askAsync(what, request))
+        .whenComplete(
+            (answer, error) -> {
+              movesAsked.remove(what, asked);
+              if (error != null) {
+                asked.completeExceptionally(error);
+              } else {
+                asked.complete(answer);
+              }
+            });
+    return asked;
   }
 
   private static LongFunction<Message> reviveRequest(

@@ -115,6 +115,9 @@ final class CoordinatorRequestHandler implements RequestHandler {
       }
     } catch (IllegalArgumentException e) {
       channel.writeAndFlush(Messages.error(id, Status.BAD_REQUEST, e.getMessage()));
+    } catch (ServersAwayException e) {
+      // the servers are restarting, most likely: the writer asks again
+      channel.writeAndFlush(Messages.error(id, Status.CONGESTED, e.getMessage()));
     } catch (IOException e) {
       channel.writeAndFlush(Messages.error(id, Status.INTERNAL_ERROR, e.getMessage()));
     } catch (RuntimeException e) {

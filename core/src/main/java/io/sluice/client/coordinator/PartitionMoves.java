@@ -5,6 +5,7 @@ import io.sluice.client.ClientMetrics;
 import io.sluice.client.PartitionLocations;
 import io.sluice.client.ReplicaRule;
 import io.sluice.client.ServerRacks;
+import io.sluice.client.ServerRestartWait;
 import io.sluice.common.Ids;
 import io.sluice.protocol.StatusException;
 import io.sluice.protocol.proto.PartitionLocation;
@@ -254,6 +255,9 @@ final class PartitionMoves {
   /**
    * {@code wanted} if the shuffle is registered on it (registering it there once per round), else
    * the next candidate that accepts it, never {@code notThis}.
+   *
+   * @throws ServersAwayException when every candidate refused because it is away or stopping (the
+   *     partition may wait for them to come back)
    */
   private ServerAddress accepting(
       CoordinatedShuffle s,
@@ -265,6 +269,7 @@ final class PartitionMoves {
       throws IOException {
     int from = Math.max(0, candidates.indexOf(wanted));
     IOException lastError = null;
+    boolean allAway = true;
     for (int i = 0; i <= candidates.size(); i++) {
       ServerAddress c = i == 0 ? wanted : candidates.get((from + i) % candidates.size());
       if ((i > 0 && avoid.contains(c)) || c.equals(notThis)) {
@@ -285,13 +290,18 @@ final class PartitionMoves {
         return c;
       }
       lastError = registered.get(c);
+      allAway &= ServerRestartWait.awayOrStopping(lastError);
     }
-    throw new IOException(
+    String message =
         "No Sluice server can take a partition of "
             + Ids.shuffle(appId, s.shuffleId())
             + ": "
-            + lastError,
-        lastError);
+            + lastError;
+    if (allAway) {
+      throw new ServersAwayException(
+          message + " (every server is away or stopping: ask again while they restart)", lastError);
+    }
+    throw new IOException(message, lastError);
   }
 
   private static String describe(PartitionLocation l) {

@@ -510,11 +510,23 @@ public final class ShuffleCoordinator implements Closeable {
     return s.committed();
   }
 
-  /** The commit of the shuffle on {@code server}, failing early when the server is silent. */
+  /**
+   * The commit of the shuffle on {@code server}, failing early when the server is silent, asked
+   * again while the server refuses or drops the connection as a restarting one does ({@link
+   * io.sluice.client.ServerRestartWait}): its open splits were committed when it stopped, and it
+   * answers with them when it is back.
+   */
   private CompletableFuture<List<CommittedSplit>> commitOn(ServerAddress server, int shuffleId) {
     return context
-        .silentServers()
-        .watch(appId, server, commitPage(server, shuffleId, null, new ArrayList<>()));
+        .restarts()
+        .retryAsync(
+            server,
+            "the commit of " + Ids.shuffle(appId, shuffleId),
+            () -> {
+              return context
+                  .silentServers()
+                  .watch(appId, server, commitPage(server, shuffleId, null, new ArrayList<>()));
+            });
   }
 
   /** Asks {@code server} for the page of its commit answer at {@code resume}, then the next. */

@@ -93,8 +93,8 @@ public final class PartitionReader implements Closeable {
   private final BatchFilter filter;
   // per (partition, epoch) to read, its copies in the order to try them (one, or two replicas)
   private final Deque<List<CommittedSplit>> splits = new ArrayDeque<>();
-  // the copies of the split being read not tried yet: where a failure of this one goes next
-  private final Deque<CommittedSplit> otherCopies = new ArrayDeque<>();
+  // the copies of the split being read: which one a failure goes to next
+  private final SplitCopies copies;
   private final int prefetch;
   private final SplitOpens opens;
   private final int startMapIndex;
@@ -104,8 +104,6 @@ public final class PartitionReader implements Closeable {
 
   // the split being read; a stream lives on the connection that opened it
   private CommittedSplit split;
-  // the copy of the current split last opened (it stays set when its opening failed)
-  private CommittedSplit copy;
   private TransportClient connection;
   private long streamId;
 
@@ -156,6 +154,7 @@ public final class PartitionReader implements Closeable {
     this.codec = context.conf().codec();
     this.prefetch = context.conf().prefetchChunks();
     this.opens = new SplitOpens(context, appId, shuffleId, startMapIndex, endMapIndex);
+    this.copies = new SplitCopies(context.restarts());
     this.startMapIndex = startMapIndex;
     this.endMapIndex = endMapIndex;
     this.numMaps = committed.getWinningAttemptsCount();
@@ -273,15 +272,13 @@ public final class PartitionReader implements Closeable {
           continue;
         }
         closeStream();
-        copy = null;
+        copies.clear();
         if (splits.isEmpty()) {
           compareRecords();
           return null;
         }
-        otherCopies.clear();
-        otherCopies.addAll(splits.poll());
-        copy = otherCopies.poll();
-        openStream(copy, opens.takeOpenedAhead(copy));
+        CommittedSplit first = copies.start(splits.poll());
+        openStream(first, opens.takeOpenedAhead(first));
         opens.openAhead(splits);
       } catch (IOException e) {
         failOver(e);
@@ -293,30 +290,44 @@ public final class PartitionReader implements Closeable {
    * After the copy being read failed (its server cannot be reached or answered an error, or a batch
    * of it failed its check): reads the split's other copy from its start instead, when it has one;
    * the batches already handed out come again and the filter drops them, so nothing is skipped or
-   * duplicated. Without another copy, rethrows {@code e}.
+   * duplicated. When every copy failed because its server refused or dropped the connection, as a
+   * restarting server does, waits for them ({@link SplitCopies}) and reads the split again from its
+   * start, the same way. Otherwise rethrows {@code e}.
    */
   private void failOver(IOException e) throws IOException {
     IOException last = e;
-    while (copy != null && !otherCopies.isEmpty()) {
-      CommittedSplit failed = copy;
-      copy = otherCopies.poll();
-      LOG.warn(
-          "Reading {} from its other copy on {}: {}",
-          describe(failed),
-          ClientContext.format(copy.getServer()),
-          last.getMessage());
-      context.metrics().readFailedOver();
+    while (true) {
+      CommittedSplit failed = copies.current();
+      int pauses = copies.pauses();
+      CommittedSplit next = copies.next(last);
+      if (next == null) {
+        throw last;
+      }
+      if (copies.pauses() == 0) {
+        LOG.warn(
+            "Reading {} from its other copy on {}: {}",
+            describe(failed),
+            ClientContext.format(next.getServer()),
+            last.getMessage());
+        context.metrics().readFailedOver();
+      } else if (pauses == 0) {
+        LOG.warn(
+            "Cannot read {}: waiting up to {} ms for its server to come back"
+                + " (sluice.client.serverRestartWait): {}",
+            describe(failed),
+            context.restarts().waitMillis(),
+            last.getMessage());
+      }
       releaseChunk();
       closeStream();
       closing = null; // its server failed: nothing waits for its answer
       try {
-        openStream(copy, null);
+        openStream(next, null);
         return;
       } catch (IOException again) {
         last = again;
       }
     }
-    throw last;
   }
 
   /**

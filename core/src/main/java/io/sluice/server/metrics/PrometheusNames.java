@@ -341,6 +341,11 @@ public final class PrometheusNames {
         Type.COUNTER,
         "Reads that moved to a partition's other copy after the first failed.");
     client(
+        "serverWaits",
+        "sluice_client_server_waits_total",
+        Type.COUNTER,
+        "Retries of a server that refused or dropped a connection while it may be restarting.");
+    client(
         "partitionsMoved",
         "sluice_client_moved_partitions_total",
         Type.COUNTER,

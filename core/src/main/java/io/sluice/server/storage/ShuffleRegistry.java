@@ -74,10 +74,17 @@ public final class ShuffleRegistry {
    *
    * @throws IllegalArgumentException naming both shapes when the shuffle is registered with another
    *     shape
-   * @throws ServerDecommissionedException while the server is decommissioned: it takes no shuffle,
-   *     not even one it has, so that clients place new data elsewhere
+   * @throws ServerDecommissionedException while the server is decommissioned or stopping: it takes
+   *     no shuffle, not even one it has, so that clients place new data elsewhere (or, when it is
+   *     their only server, wait for it to come back)
    */
   public ServerShuffle register(String appId, int shuffleId, ShuffleShape shape) {
+    if (admission.isStopping()) {
+      throw new ServerDecommissionedException(
+          "this server is stopping and takes no new shuffles; place "
+              + Ids.shuffle(appId, shuffleId)
+              + " on other servers, or wait for this one if it is restarting");
+    }
     if (admission.isDecommissioning()) {
       throw new ServerDecommissionedException(
           "this server is being decommissioned and takes no new shuffles; place "
