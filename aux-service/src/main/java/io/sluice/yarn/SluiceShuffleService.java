@@ -29,7 +29,9 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>{@code serviceInit} reads the {@code sluice.*} keys and checks them; {@code serviceStart}
- *       starts the server (it restores what its state store recorded before it serves); {@code
+ *       starts the server (it restores what its state store recorded before it serves). A server
+ *       that cannot start leaves the NodeManager running without it, unless {@code
+ *       sluice.yarn.stopOnFailure} asks for the NodeManager to fail too; {@code
  *       serviceStop} stops it gracefully (open splits are committed and recorded) and leaves no
  *       thread, port or open file behind.
  *   <li>Applications register through Sluice's own protocol: the NodeManager calls {@link
@@ -56,6 +58,8 @@ public final class SluiceShuffleService extends AuxiliaryService {
   private boolean metricsRegistered;
   private AdminConf adminConf;
   private volatile AdminHttpServer http;
+  private boolean stopOnFailure;
+  private volatile Exception startFailure;
 
   /** Where warnings about the configuration go: the NodeManager's log. */
   private final Consumer<String> configWarnings;
@@ -77,14 +81,52 @@ public final class SluiceShuffleService extends AuxiliaryService {
     for (String warning : UnknownKeys.core().warnings(sluice)) {
       configWarnings.accept("NodeManager configuration: " + warning);
     }
-    serverConf = new ServerConf(sluice);
-    networkConf = new NetworkConf(sluice);
-    adminConf = new AdminConf(sluice);
+    try {
+      stopOnFailure = sluice.get(AdminConf.YARN_STOP_ON_FAILURE);
+      serverConf = new ServerConf(sluice);
+      networkConf = new NetworkConf(sluice);
+      adminConf = new AdminConf(sluice);
+    } catch (RuntimeException e) {
+      cannotStart(e);
+    }
     super.serviceInit(conf);
   }
 
   @Override
   protected void serviceStart() throws Exception {
+    if (startFailure == null) {
+      try {
+        startServer();
+      } catch (IOException | RuntimeException e) {
+        cannotStart(e);
+      }
+    }
+    super.serviceStart();
+  }
+
+  /**
+   * The server cannot start: with {@code sluice.yarn.stopOnFailure} the NodeManager fails with
+   * {@code e}; otherwise it runs on without Sluice, and the error says why and what to set.
+   */
+  private void cannotStart(Exception e) throws Exception {
+    if (stopOnFailure) {
+      throw e;
+    }
+    startFailure = e;
+    LOG.error(
+        "The Sluice shuffle server cannot start; this NodeManager runs on without it (its"
+            + " applications use the other servers, or fall back to their engine's shuffle). Set"
+            + " sluice.yarn.stopOnFailure=true to fail the NodeManager instead: {}",
+        e.getMessage(),
+        e);
+  }
+
+  /** Why the server did not start, or null. */
+  public Exception startFailure() {
+    return startFailure;
+  }
+
+  private void startServer() throws IOException {
     MetricRegistry metrics = new MetricRegistry();
     server = new ShuffleServer(serverConf, networkConf, metrics, Clock.SYSTEM);
     registerMetrics(metrics);
@@ -98,7 +140,6 @@ public final class SluiceShuffleService extends AuxiliaryService {
         server.port(),
         serverConf.dirs(),
         serverConf.stateDir());
-    super.serviceStart();
   }
 
   /**

@@ -15,7 +15,8 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
  * configuration (yarn-site.xml), with two defaults of its own. Data directories default to a {@code
  * sluice} folder in each of {@code yarn.nodemanager.local-dirs}; the state store defaults to the
  * recovery directory the NodeManager hands the service when NodeManager recovery is on (otherwise
- * to the first data directory, as in the daemon). A key set in yarn-site.xml wins.
+ * to the first data directory, as in the daemon); {@code sluice.disk.maxUsage} defaults to below the
+ * NodeManager's own disk-health threshold ({@link #diskMaxUsage}). A key set in yarn-site.xml wins.
  */
 final class YarnServerConf {
   static final String DATA_FOLDER = "sluice";
@@ -36,8 +37,30 @@ final class YarnServerConf {
     if (isBlank(values.get(ServerConf.STATE_DIR.name())) && recoveryPath != null) {
       values.put(ServerConf.STATE_DIR.name(), localPath(recoveryPath));
     }
+    if (isBlank(values.get(ServerConf.DISK_MAX_USAGE.name()))) {
+      values.put(ServerConf.DISK_MAX_USAGE.name(), Double.toString(diskMaxUsage(hadoop)));
+    }
     return SluiceConf.of(values);
   }
+
+  /**
+   * The NodeManager marks a disk bad, and the node unhealthy when every disk is, once the disk is
+   * fuller than {@code yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage}
+   * (90 by default): Sluice stops taking new splits on a directory {@value #DISK_HEADROOM} below it
+   * (0.85 by default), never above its own default, so its data alone never makes the node
+   * unhealthy.
+   */
+  static double diskMaxUsage(Configuration hadoop) {
+    float percent =
+        hadoop.getFloat(
+            YarnConfiguration.NM_MAX_PER_DISK_UTILIZATION_PERCENTAGE,
+            YarnConfiguration.DEFAULT_NM_MAX_PER_DISK_UTILIZATION_PERCENTAGE);
+    double own = Double.parseDouble(ServerConf.DISK_MAX_USAGE.defaultValue());
+    return Math.max(0.05, Math.min(own, percent / 100.0 - DISK_HEADROOM));
+  }
+
+  /** How far below the NodeManager's disk-health threshold Sluice stops taking new splits. */
+  static final double DISK_HEADROOM = 0.05;
 
   /** {@code <local-dir>/sluice} for each of the NodeManager's local directories. */
   static List<String> dataDirs(Configuration hadoop) {

@@ -1,6 +1,7 @@
 package io.sluice.yarn;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sluice.common.SluiceConf;
@@ -84,5 +85,20 @@ class YarnServerConfTest {
     assertThat(HadoopMetricsBridge.name("sluice.server.dir./data/1.health"))
         .isEqualTo("dir__data_1_health");
     assertThat(HadoopMetricsBridge.name("sluice.server.state.writes")).isEqualTo("state_writes");
+  }
+
+  @Test
+  void stopsTakingSplitsBelowTheNodeManagersDiskHealthThreshold() {
+    assertThat(new ServerConf(YarnServerConf.from(nodeManager(), null)).diskMaxUsage())
+        .as("below the NodeManager's 90 %")
+        .isEqualTo(0.85, within(1e-9));
+    Configuration lenient = nodeManager();
+    lenient.set(YarnConfiguration.NM_MAX_PER_DISK_UTILIZATION_PERCENTAGE, "99");
+    assertThat(new ServerConf(YarnServerConf.from(lenient, null)).diskMaxUsage())
+        .as("never above Sluice's own default")
+        .isEqualTo(0.95, within(1e-9));
+    Configuration set = nodeManager();
+    set.set("sluice.disk.maxUsage", "0.5");
+    assertThat(new ServerConf(YarnServerConf.from(set, null)).diskMaxUsage()).isEqualTo(0.5);
   }
 }

@@ -7,7 +7,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 
-/** Who may act through the admin API, and how long a stopping server waits for its drain. */
+/**
+ * Who may act through the admin API, how long a stopping server waits for its drain, and whether a
+ * server that cannot start takes its NodeManager down.
+ */
 public final class AdminConf {
   public static final ConfigKey<String> TOKEN =
       ConfigKey.string(
@@ -31,7 +34,16 @@ public final class AdminConf {
               + " first stays decommissioned, serving reads until the applications holding data on"
               + " it end; 0 stops at once (open splits are still committed).");
 
-  public static final List<ConfigKey<?>> KEYS = List.of(TOKEN, TOKEN_FILE, DRAIN_TIMEOUT);
+  public static final ConfigKey<Boolean> YARN_STOP_ON_FAILURE =
+      ConfigKey.bool(
+          "sluice.yarn.stopOnFailure",
+          false,
+          "In a NodeManager: whether a Sluice server that cannot start (its port taken, a setting"
+              + " or its state store unreadable, too little direct memory) fails the NodeManager's"
+              + " start too; false logs the error and the NodeManager runs on without Sluice.");
+
+  public static final List<ConfigKey<?>> KEYS =
+      List.of(TOKEN, TOKEN_FILE, DRAIN_TIMEOUT, YARN_STOP_ON_FAILURE);
 
   private final Optional<String> token;
   private final boolean authEnabled;
