@@ -207,13 +207,10 @@ public final class ServerRestartWait {
      * @throws InterruptedIOException when interrupted while it sleeps
      */
     public boolean pause() throws InterruptedIOException {
-      long left = deadlineNanos - System.nanoTime();
-      if (left <= 0) {
+      long sleep = nextPauseMillis();
+      if (sleep < 0) {
         return false;
       }
-      retries++;
-      metrics.waitedForServer();
-      long sleep = Math.min(backoff.delayMillis(retries), TimeUnit.NANOSECONDS.toMillis(left) + 1);
       try {
         Thread.sleep(sleep);
       } catch (InterruptedException e) {
@@ -221,6 +218,25 @@ public final class ServerRestartWait {
         throw new InterruptedIOException("Interrupted while waiting for a Sluice server to return");
       }
       return true;
+    }
+
+    /**
+     * For a caller that must not sleep: how long to pause before the next retry of a server whose
+     * last failure was {@code failure}, counting the retry; -1 when the failure is not one a
+     * restart explains or the wait has passed.
+     */
+    public long nextPauseMillis(Throwable failure) {
+      return mayBeRestarting(failure) ? nextPauseMillis() : -1;
+    }
+
+    private long nextPauseMillis() {
+      long left = deadlineNanos - System.nanoTime();
+      if (left <= 0) {
+        return -1;
+      }
+      retries++;
+      metrics.waitedForServer();
+      return Math.min(backoff.delayMillis(retries), TimeUnit.NANOSECONDS.toMillis(left) + 1);
     }
 
     /** Retries so far. */

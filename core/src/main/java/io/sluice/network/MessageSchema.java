@@ -2,7 +2,9 @@ package io.sluice.network;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
+import io.netty.channel.ChannelHandler;
 import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * What the transport needs to know about a protocol: how to parse the header of each type id and
@@ -44,4 +46,21 @@ public interface MessageSchema {
 
   /** A readable name for logs and errors. */
   String typeName(byte type);
+
+  /**
+   * What a client sends on every new connection before anything else (the versions it speaks),
+   * completing when the server's answer lets the connection be used, within {@code timeoutMillis};
+   * fails with an {@link java.io.IOException} naming why not. Never blocks. None by default.
+   */
+  default CompletableFuture<Void> greet(TransportClient client, long timeoutMillis) {
+    return CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * The handler a server puts in every connection's pipeline ahead of authentication to answer the
+   * clients' greetings ({@link #greet}), passing every other frame on; null for none.
+   */
+  default ChannelHandler greeter() {
+    return null;
+  }
 }

@@ -47,6 +47,8 @@ public final class TransportClientPool implements Closeable {
   /** Run on every new connection before it is handed out; null for none. */
   private final ConnectionHandshake handshake;
 
+  private final MessageSchema schema;
+
   private final String name;
   private volatile boolean closed;
 
@@ -60,6 +62,7 @@ public final class TransportClientPool implements Closeable {
    */
   public TransportClientPool(
       String name, NetworkConf conf, MessageSchema schema, ConnectionHandshake handshake) {
+    this.schema = schema;
     this.name = name;
     this.conf = conf;
     this.handshake = handshake;
@@ -181,41 +184,22 @@ public final class TransportClientPool implements Closeable {
 
   private CompletableFuture<TransportClient> connect(
       String host, int port, String key, String principal) {
+    return connect(host, port, key, principal, true);
+  }
+
+  /**
+   * Connects, greets the server ({@link MessageSchema#greet}, unless {@code greet} is false) and
+   * runs the handshake for {@code principal}. A server that closes the connection on the greeting
+   * is one that knows none (an older release): the connection is made again without one.
+   */
+  private CompletableFuture<TransportClient> connect(
+      String host, int port, String key, String principal, boolean greet) {
     CompletableFuture<TransportClient> result = new CompletableFuture<>();
     // CONNECT_TIMEOUT_MILLIS bounds the attempt: Netty fails the future when it passes.
     Tls.whenSecured(bootstrap.connect(host, port))
         .addListener(
             (ChannelFuture future) -> {
-              if (future.isSuccess()) {
-                Channel channel = future.channel();
-                TransportClient client =
-                    new TransportClient(channel, key, conf.requestTimeoutMillis());
-                channel.attr(CLIENT).set(client);
-                if (principal == null) {
-                  result.complete(client);
-                } else {
-                  handshake
-                      .handshake(client, principal)
-                      .whenComplete(
-                          (done, error) -> {
-                            if (error == null) {
-                              result.complete(client);
-                            } else {
-                              client.close();
-                              Throwable cause =
-                                  error instanceof CompletionException && error.getCause() != null
-                                      ? error.getCause()
-                                      : error;
-                              result.completeExceptionally(
-                                  cause instanceof IOException
-                                      ? cause
-                                      : new IOException(
-                                          "Handshake with Sluice server " + key + " failed",
-                                          cause));
-                            }
-                          });
-                }
-              } else {
+              if (!future.isSuccess()) {
                 Throwable cause = future.cause();
                 result.completeExceptionally(
                     new IOException(
@@ -223,7 +207,79 @@ public final class TransportClientPool implements Closeable {
                             + key
                             + (cause == null ? ": cancelled" : ": " + cause.getMessage()),
                         cause));
+                return;
               }
+              Channel channel = future.channel();
+              TransportClient client =
+                  new TransportClient(channel, key, conf.requestTimeoutMillis());
+              channel.attr(CLIENT).set(client);
+              // a server that accepts and answers nothing (a hung process) fails the connect
+              // after connectTimeout, as one that does not accept does
+              channel
+                  .eventLoop()
+                  .schedule(
+                      () -> {
+                        if (result.completeExceptionally(
+                            new IOException(
+                                "Cannot connect to Sluice server "
+                                    + key
+                                    + ": it accepted the connection but did not answer within "
+                                    + conf.connectTimeoutMillis()
+                                    + " ms (sluice.network.connectTimeout)"))) {
+                          client.close();
+                        }
+                      },
+                      conf.connectTimeoutMillis(),
+                      TimeUnit.MILLISECONDS);
+              CompletableFuture<Void> greeted =
+                  greet
+                      ? schema.greet(client, conf.connectTimeoutMillis())
+                      : CompletableFuture.completedFuture(null);
+              greeted
+                  .thenCompose(
+                      v ->
+                          principal == null
+                              ? CompletableFuture.<Void>completedFuture(null)
+                              : handshake.handshake(client, principal))
+                  .whenComplete(
+                      (done, error) -> {
+                        if (result.isDone()) {
+                          return; // timed out above
+                        }
+                        if (error == null) {
+                          result.complete(client);
+                          return;
+                        }
+                        client.close();
+                        Throwable cause =
+                            error instanceof CompletionException && error.getCause() != null
+                                ? error.getCause()
+                                : error;
+                        if (greet
+                            && greeted.isCompletedExceptionally()
+                            && cause instanceof ConnectionLostException) {
+                          LOG.info(
+                              "Sluice server {} closed the connection on the version greeting (a"
+                                  + " release that states no version, or a restart); connecting"
+                                  + " again without one",
+                              key);
+                          connect(host, port, key, principal, false)
+                              .whenComplete(
+                                  (again, failure) -> {
+                                    if (failure != null) {
+                                      result.completeExceptionally(failure);
+                                    } else {
+                                      result.complete(again);
+                                    }
+                                  });
+                          return;
+                        }
+                        result.completeExceptionally(
+                            cause instanceof IOException
+                                ? cause
+                                : new IOException(
+                                    "Handshake with Sluice server " + key + " failed", cause));
+                      });
             });
     return result;
   }

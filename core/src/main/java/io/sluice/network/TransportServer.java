@@ -137,6 +137,10 @@ public final class TransportServer implements Closeable {
                         .addLast("gate", ReadGate.GUARD)
                         .addLast("encoder", FrameEncoder.INSTANCE)
                         .addLast("decoder", decoder);
+                    ChannelHandler greeter = schema.greeter();
+                    if (greeter != null) {
+                      ch.pipeline().addLast("greeter", greeter);
+                    }
                     if (gate != null) {
                       ch.pipeline().addLast("auth", gate.get());
                     }

@@ -12,6 +12,7 @@ import io.sluice.protocol.proto.FetchChunk;
 import io.sluice.protocol.proto.GetCommittedSplits;
 import io.sluice.protocol.proto.GetShuffleLocations;
 import io.sluice.protocol.proto.Heartbeat;
+import io.sluice.protocol.proto.Hello;
 import io.sluice.protocol.proto.MapperEnd;
 import io.sluice.protocol.proto.OpenMapStream;
 import io.sluice.protocol.proto.OpenStream;
@@ -38,7 +39,10 @@ import java.util.function.ToLongFunction;
 public enum MessageType {
   RESPONSE(1, Response.parser(), h -> ((Response) h).getRequestId()),
 
-  // authentication (sluice.auth.enabled): a connection's first two requests
+  // a connection's first request: the versions each side speaks (ProtocolVersion)
+  HELLO(3, Hello.parser(), h -> ((Hello) h).getRequestId()),
+
+  // authentication (sluice.auth.enabled): a connection's first two requests after HELLO
   AUTH_HELLO(70, AuthHello.parser(), h -> ((AuthHello) h).getRequestId()),
   AUTH_PROOF(71, AuthProof.parser(), h -> ((AuthProof) h).getRequestId()),
 

@@ -2,13 +2,19 @@ package io.sluice.protocol;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
+import io.netty.channel.ChannelHandler;
+import io.sluice.common.SluiceVersion;
 import io.sluice.network.MessageSchema;
+import io.sluice.network.TransportClient;
 import io.sluice.protocol.proto.PushMerged;
 import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
 
 /** The {@link MessageSchema} of Sluice's protocol: the transport's view of {@link MessageType}. */
 public final class SluiceProtocol implements MessageSchema {
   public static final SluiceProtocol INSTANCE = new SluiceProtocol();
+
+  private final ProtocolVersion versions = new ProtocolVersion(SluiceVersion.get());
 
   private SluiceProtocol() {}
 
@@ -46,6 +52,16 @@ public final class SluiceProtocol implements MessageSchema {
     return type == MessageType.PUSH_DATA.id()
         || type == MessageType.PUSH_MERGED.id()
         || type == MessageType.REGION_DATA.id();
+  }
+
+  @Override
+  public CompletableFuture<Void> greet(TransportClient client, long timeoutMillis) {
+    return versions.greet(client, timeoutMillis);
+  }
+
+  @Override
+  public ChannelHandler greeter() {
+    return versions.greeter();
   }
 
   @Override

@@ -118,9 +118,13 @@ class AuthenticationIT {
     Set<MessageType> all = EnumSet.allOf(MessageType.class);
     all.removeAll(SERVER_TYPES);
     all.removeAll(COORDINATOR_TYPES);
+    // HELLO states versions and is answered before authentication (ProtocolVersionIT)
     assertThat(all)
         .containsExactlyInAnyOrder(
-            MessageType.RESPONSE, MessageType.AUTH_HELLO, MessageType.AUTH_PROOF);
+            MessageType.RESPONSE,
+            MessageType.HELLO,
+            MessageType.AUTH_HELLO,
+            MessageType.AUTH_PROOF);
   }
 
   @Test

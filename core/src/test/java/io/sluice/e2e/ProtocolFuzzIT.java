@@ -16,6 +16,7 @@ import io.sluice.protocol.proto.CommitMapPartition;
 import io.sluice.protocol.proto.CommitShuffle;
 import io.sluice.protocol.proto.FetchChunk;
 import io.sluice.protocol.proto.Heartbeat;
+import io.sluice.protocol.proto.Hello;
 import io.sluice.protocol.proto.MapPartitionRef;
 import io.sluice.protocol.proto.OpenMapStream;
 import io.sluice.protocol.proto.OpenStream;
@@ -355,6 +356,14 @@ class ProtocolFuzzIT {
         break;
       case READ_MAP_BUFFER:
         header = ReadMapBuffer.newBuilder().setRequestId(id).setStreamId(value(random)).build();
+        break;
+      case HELLO:
+        header =
+            Hello.newBuilder()
+                .setRequestId(id)
+                .setProtocolVersion(value(random))
+                .setRelease(app(random))
+                .build();
         break;
       default:
         // responses and coordinator requests a server does not answer, and unknown type ids

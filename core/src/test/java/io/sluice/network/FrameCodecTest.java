@@ -24,6 +24,7 @@ import io.sluice.protocol.proto.FetchChunk;
 import io.sluice.protocol.proto.GetCommittedSplits;
 import io.sluice.protocol.proto.GetShuffleLocations;
 import io.sluice.protocol.proto.Heartbeat;
+import io.sluice.protocol.proto.Hello;
 import io.sluice.protocol.proto.MapPartitionRef;
 import io.sluice.protocol.proto.MapperEnd;
 import io.sluice.protocol.proto.OpenMapStream;
@@ -82,6 +83,9 @@ class FrameCodecTest {
                     .setSealedKey(ByteString.copyFrom(new byte[32]))
                     .setMac(ByteString.copyFrom(new byte[32])))
             .build());
+    m.put(
+        MessageType.HELLO,
+        Hello.newBuilder().setRequestId(3).setProtocolVersion(2).setRelease("0.2.0").build());
     m.put(
         MessageType.AUTH_PROOF,
         AuthProof.newBuilder()

@@ -57,6 +57,9 @@ public final class BlockingCallDetector implements AfterEachCallback {
           // on a disk, a peer or a lock held across IO
           .allowBlockingCallsInside(ThreadPoolExecutor.class.getName(), "execute")
           .allowBlockingCallsInside(ScheduledThreadPoolExecutor.class.getName(), "schedule")
+          // the JDK's SSL session answers its packet size under a lock its handshake tasks hold
+          // for an instant (a connection's first write right after its handshake meets it)
+          .allowBlockingCallsInside("io.netty.handler.ssl.SslHandler", "allocateOutNetBuf")
           // BlockHound knows java.io; file work through java.nio goes down to these natives
           .markAsBlocking("sun.nio.fs.UnixNativeDispatcher", "open0", "(JII)I")
           .markAsBlocking("sun.nio.fs.UnixNativeDispatcher", "unlink0", "(J)V")

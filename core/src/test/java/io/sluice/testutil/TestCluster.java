@@ -50,6 +50,8 @@ public final class TestCluster implements AutoCloseable {
     base.put("sluice.commit.fsync", "false");
     base.put("sluice.push.retryWait", "5ms");
     base.put("sluice.push.retryMaxWait", "50ms");
+    // the suites stop servers for good to test losses: wait briefly for them to come back
+    base.put("sluice.client.serverRestartWait", "2s");
     base.putAll(overrides);
     this.conf = SluiceConf.of(base);
     for (int i = 0; i < numServers; i++) {

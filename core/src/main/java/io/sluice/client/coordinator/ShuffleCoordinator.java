@@ -437,7 +437,8 @@ public final class ShuffleCoordinator implements Closeable {
     s.commitSentTo(targets);
     List<CompletableFuture<List<CommittedSplit>>> results = new ArrayList<>();
     for (ServerAddress server : targets) {
-      CompletableFuture<List<CommittedSplit>> result = commitOn(server, shuffleId);
+      CompletableFuture<List<CommittedSplit>> result =
+          commitOn(server, shuffleId, s.replicationFactor() == 1);
       result.whenComplete((splits, error) -> s.commitAnswered(server));
       results.add(result);
     }
@@ -511,22 +512,24 @@ public final class ShuffleCoordinator implements Closeable {
   }
 
   /**
-   * The commit of the shuffle on {@code server}, failing early when the server is silent, asked
-   * again while the server refuses or drops the connection as a restarting one does ({@link
-   * io.sluice.client.ServerRestartWait}): its open splits were committed when it stopped, and it
-   * answers with them when it is back.
+   * The commit of the shuffle on {@code server}, failing early when the server is silent. With
+   * {@code waitForRestart} (the shuffle's only copy), asked again while the server refuses or drops
+   * the connection as a restarting one does ({@link io.sluice.client.ServerRestartWait}): its open
+   * splits were committed when it stopped, and it answers with them when it is back. With two
+   * copies the other copies decide at once.
    */
-  private CompletableFuture<List<CommittedSplit>> commitOn(ServerAddress server, int shuffleId) {
-    return context
-        .restarts()
-        .retryAsync(
-            server,
-            "the commit of " + Ids.shuffle(appId, shuffleId),
-            () -> {
-              return context
-                  .silentServers()
-                  .watch(appId, server, commitPage(server, shuffleId, null, new ArrayList<>()));
-            });
+  private CompletableFuture<List<CommittedSplit>> commitOn(
+      ServerAddress server, int shuffleId, boolean waitForRestart) {
+    Supplier<CompletableFuture<List<CommittedSplit>>> commit =
+        () ->
+            context
+                .silentServers()
+                .watch(appId, server, commitPage(server, shuffleId, null, new ArrayList<>()));
+    return waitForRestart
+        ? context
+            .restarts()
+            .retryAsync(server, "the commit of " + Ids.shuffle(appId, shuffleId), commit)
+        : commit.get();
   }
 
   /** Asks {@code server} for the page of its commit answer at {@code resume}, then the next. */

@@ -1,12 +1,15 @@
 package io.sluice.client.mappartition;
 
 import io.sluice.client.ClientContext;
+import io.sluice.client.ServerRestartWait;
 import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.proto.ServerAddress;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,9 +27,11 @@ import org.slf4j.LoggerFactory;
  * are skipped by count; the skipped blocks are still verified and must match what was handed out (a
  * fingerprint over their subpartitions and checksums), else the copies differ and the read fails
  * rather than deliver a duplicate or skip a block. The replica's reader checks its whole stream
- * against the writer's records, skipped blocks included. A block handed out is never taken back: a
- * read fails over at most once, and a failure on the replica (or on the only copy) fails the
- * reader, so the engine reruns the producer.
+ * against the writer's records, skipped blocks included. A block handed out is never taken back.
+ * When every copy failed, the last because its server refused or dropped the connection as a
+ * restarting server does, the reader opens the first copy again after a pause and resumes the same
+ * way, for at most {@code sluice.client.serverRestartWait}; any other failure of the last copy
+ * fails the reader, so the engine reruns the producer.
  *
  * <p>Threads as {@link MapPartitionReader}: one consumer thread polls; {@code onAvailable} runs on
  * network threads.
@@ -51,6 +56,10 @@ public final class ReplicatedMapPartitionReader implements Closeable {
   private long skippedPrint;
   private IOException failure;
   private boolean closed;
+  // once every copy failed as a restarting server fails: the wait for them, and when to reopen
+  // (current is null until then)
+  private ServerRestartWait.Wait restartWait;
+  private long reopenAtNanos;
 
   private ReplicatedMapPartitionReader(
       ClientContext context,
@@ -106,6 +115,12 @@ public final class ReplicatedMapPartitionReader implements Closeable {
       throw failure;
     }
     while (true) {
+      if (current == null) {
+        if (System.nanoTime() - reopenAtNanos < 0) {
+          return null; // waiting for a restarting server; onAvailable runs when it is time
+        }
+        current = openCopy(copy);
+      }
       MapPartitionReader.Block block;
       try {
         block = current.poll();
@@ -152,14 +167,23 @@ public final class ReplicatedMapPartitionReader implements Closeable {
 
   /** Whether the stream is done: see {@link MapPartitionReader#isFinished}. */
   public boolean isFinished() {
-    return failure == null && toSkip == 0 && current.isFinished();
+    return failure == null && toSkip == 0 && current != null && current.isFinished();
   }
 
-  /** Continues on the next copy, or fails the reader with {@code e} when there is none. */
+  /**
+   * Continues on the next copy; when every copy failed, the last because its server refused or
+   * dropped the connection as a restarting server does, on the first copy again after a pause,
+   * resuming the same way, until {@code sluice.client.serverRestartWait} has passed ({@link
+   * ServerRestartWait}); otherwise fails the reader with {@code e}.
+   */
   private void failOver(IOException e) throws IOException {
-    if (copy + 1 >= copies.size() || closed) {
+    if (closed) {
       failure = e;
       throw e;
+    }
+    if (copy + 1 >= copies.size()) {
+      waitForRestart(e);
+      return;
     }
     current.close();
     copy++;
@@ -179,6 +203,41 @@ public final class ReplicatedMapPartitionReader implements Closeable {
     current = openCopy(copy);
   }
 
+  private void waitForRestart(IOException e) throws IOException {
+    if (restartWait == null) {
+      restartWait = context.restarts().start();
+    }
+    long pause = restartWait.nextPauseMillis(e);
+    if (pause < 0) {
+      failure = e;
+      throw e;
+    }
+    if (restartWait.retries() == 1) {
+      LOG.warn(
+          "Reading subpartitions [{}, {}] of {} failed after {} blocks: waiting up to {} ms for"
+              + " its server {} to come back (sluice.client.serverRestartWait): {}",
+          startSubpartition,
+          endSubpartition,
+          id,
+          handedOut,
+          context.restarts().waitMillis(),
+          ClientContext.format(copies.get(copy)),
+          e.getMessage());
+    }
+    current.close();
+    current = null;
+    copy = 0;
+    toSkip = handedOut;
+    skippedPrint = 0;
+    reopenAtNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pause);
+    try {
+      context.scheduler().schedule(onAvailable, pause, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException closing) {
+      failure = e; // the client is closing: nothing would wake the consumer
+      throw e;
+    }
+  }
+
   /** Folds a block's subpartition and checksum into a running, order-sensitive fingerprint. */
   private static long fingerprint(long print, MapPartitionReader.Block block) {
     long term = ((long) block.subpartition() << 32) | (block.storedChecksum() & 0xffffffffL);
@@ -194,12 +253,14 @@ public final class ReplicatedMapPartitionReader implements Closeable {
   @Override
   public void close() {
     closed = true;
-    current.close();
+    if (current != null) {
+      current.close();
+    }
   }
 
   /** {@link MapPartitionReader#closedOnServer} of the copy read last. */
   public CompletableFuture<Void> closedOnServer() {
-    return current.closedOnServer();
+    return current == null ? CompletableFuture.completedFuture(null) : current.closedOnServer();
   }
 
   @Override

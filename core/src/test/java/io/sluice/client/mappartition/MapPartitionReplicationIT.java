@@ -10,6 +10,7 @@ import io.sluice.client.ClientContext;
 import io.sluice.protocol.MapBlockFormat;
 import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.proto.ServerAddress;
+import io.sluice.server.ShuffleServer;
 import io.sluice.testutil.BlackHoleProxy;
 import io.sluice.testutil.TestCluster;
 import java.io.ByteArrayOutputStream;
@@ -24,6 +25,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -390,6 +392,53 @@ class MapPartitionReplicationIT {
   }
 
   /** With one copy the same loss after the commit fails the read: the engine reruns. */
+  /**
+   * With one copy, the server restarted in the middle of a read (down for a while, as a daemon's
+   * restart is): the reader waits for it (sluice.client.serverRestartWait) and resumes where it
+   * stopped, every block once.
+   */
+  @Test
+  void withOneCopyAServerRestartedMidReadIsWaitedForAndTheReadResumes() throws Exception {
+    List<ServerAddress> copies = place(6, 1);
+    MapPartitionId id = new MapPartitionId(APP, 6, 0, 0);
+    Expected expected = new Expected();
+    try (ReplicatedMapPartitionWriter w = writer(id, copies)) {
+      for (int region = 0; region < 3; region++) {
+        writeRegion(w, region, expected);
+      }
+      w.commit();
+    }
+    int server = serverIndex(copies.get(0));
+    CompletableFuture<ShuffleServer> restarted = new CompletableFuture<>();
+    Map<Integer, String> read =
+        readAll(
+            id,
+            copies,
+            7,
+            () ->
+                new Thread(
+                        () -> {
+                          try {
+                            restarted.complete(cluster.restartServer(server, root -> sleep(1000)));
+                          } catch (IOException | RuntimeException e) {
+                            restarted.completeExceptionally(e);
+                          }
+                        })
+                    .start());
+
+    assertThat(restarted.get(30, TimeUnit.SECONDS).recovery().mapPartitions()).isPositive();
+    assertThat(read).isEqualTo(expected.asStrings());
+    assertThat(cluster.context().metrics().serverWaits()).as("waits for the server").isPositive();
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   @Test
   void withOneCopyALostServerFailsTheRead() throws Exception {
     List<ServerAddress> copies = place(5, 1);
