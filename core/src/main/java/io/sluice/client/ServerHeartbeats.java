@@ -38,7 +38,7 @@ public final class ServerHeartbeats implements Closeable {
   private final ClientContext context;
   private final String appId;
   private final Supplier<? extends Collection<ServerAddress>> servers;
-  private final BiConsumer<ServerAddress, String> onFailure;
+  private final BiConsumer<ServerAddress, IOException> onFailure;
   private final long timeoutMillis;
   private final Set<ServerAddress> inFlight = ConcurrentHashMap.newKeySet();
   private final ThreadPoolExecutor senders;
@@ -48,13 +48,14 @@ public final class ServerHeartbeats implements Closeable {
    * Starts heartbeating.
    *
    * @param servers the servers to heartbeat, read at every round
-   * @param onFailure told of each failed heartbeat, with a message naming the server and why
+   * @param onFailure told of each failed heartbeat, with an exception whose message names the
+   *     server and why, and whose cause is the failure
    */
   public ServerHeartbeats(
       ClientContext context,
       String appId,
       Supplier<? extends Collection<ServerAddress>> servers,
-      BiConsumer<ServerAddress, String> onFailure) {
+      BiConsumer<ServerAddress, IOException> onFailure) {
     this.context = context;
     this.appId = appId;
     this.servers = servers;
@@ -95,12 +96,14 @@ public final class ServerHeartbeats implements Closeable {
     } catch (IOException | StatusException e) {
       onFailure.accept(
           server,
-          "heartbeat of application "
-              + appId
-              + " to "
-              + ClientContext.format(server)
-              + " failed: "
-              + e.getMessage());
+          new IOException(
+              "heartbeat of application "
+                  + appId
+                  + " to "
+                  + ClientContext.format(server)
+                  + " failed: "
+                  + e.getMessage(),
+              e));
     } finally {
       inFlight.remove(server);
     }

@@ -102,6 +102,9 @@ final class FlinkHarness {
     // the test servers' client settings: quick retries
     conf.setString("sluice.push.retryWait", "5ms");
     conf.setString("sluice.push.retryMaxWait", "50ms");
+    // a server these suites stop stays stopped: its loss shows after 2s, not the 60s a restart
+    // may take (FlinkRestartIT waits as long as the default)
+    conf.setString("sluice.client.serverRestartWait", "2s");
     return conf;
   }
 

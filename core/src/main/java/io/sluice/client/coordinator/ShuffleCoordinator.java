@@ -37,7 +37,6 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -79,7 +78,7 @@ public final class ShuffleCoordinator implements Closeable {
   private final ClientContext context;
   private final Map<Integer, CoordinatedShuffle> shuffles = new ConcurrentHashMap<>();
   private final ServerExclusions exclusions;
-  private final Set<ServerAddress> registeredServers = ConcurrentHashMap.newKeySet();
+  private final ServerRegistrations registrations;
   private final PartitionMoves moves;
   private volatile boolean commitOnLastMapEnd = true;
   private final ShuffleGenerations generations = new ShuffleGenerations();
@@ -124,8 +123,10 @@ public final class ShuffleCoordinator implements Closeable {
     this.context = context;
     this.racks = racksOf(this.servers, known, context);
     this.exclusions = new ServerExclusions(context.conf().excludeDurationMillis(), Clock.SYSTEM);
+    this.registrations = new ServerRegistrations(appId, this.servers, exclusions, context);
     this.moves =
-        new PartitionMoves(appId, servers, racks, exclusions, this::registerOn, context.metrics());
+        new PartitionMoves(
+            appId, servers, racks, exclusions, registrations::registerOn, context.metrics());
     this.requests =
         new ThreadPoolExecutor(
             0,
@@ -154,7 +155,10 @@ public final class ShuffleCoordinator implements Closeable {
     }
     this.heartbeats =
         new ServerHeartbeats(
-            context, appId, () -> registeredServers, (server, why) -> LOG.warn("{}", why));
+            context,
+            appId,
+            registrations::servers,
+            (server, why) -> LOG.warn("{}", why.getMessage()));
   }
 
   public String appId() {
@@ -215,55 +219,7 @@ public final class ShuffleCoordinator implements Closeable {
       throw new IllegalArgumentException(
           Ids.shuffle(appId, shuffleId) + " is taken by a later generation of another shuffle");
     }
-    // every server at once: a silent one costs one request timeout, not one per server before it
-    List<ServerAddress> candidates = exclusions.usable(servers);
-    List<CompletableFuture<Message>> answers = new ArrayList<>();
-    for (ServerAddress s : candidates) {
-      answers.add(
-          context.callAsync(
-              appId,
-              s,
-              ServerRequests.registerShuffle(
-                  appId, shuffleId, numMaps, numPartitions, context.conf())));
-    }
-    long deadline =
-        System.nanoTime()
-            + TimeUnit.MILLISECONDS.toNanos(context.networkConf().requestTimeoutMillis() + 1000);
-    List<ServerAddress> usable = new ArrayList<>();
-    IOException lastError = null;
-    for (int i = 0; i < candidates.size(); i++) {
-      ServerAddress s = candidates.get(i);
-      String failure;
-      try {
-        answers
-            .get(i)
-            .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
-            .release();
-        registeredServers.add(s);
-        usable.add(s);
-        continue;
-      } catch (ExecutionException e) {
-        failure = String.valueOf(e.getCause() == null ? e : e.getCause().getMessage());
-      } catch (TimeoutException e) {
-        answers.get(i).cancel(false);
-        failure = "no answer within sluice.network.requestTimeout";
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IOException("interrupted registering " + Ids.shuffle(appId, shuffleId), e);
-      }
-      exclusions.exclude(s, "registering " + Ids.shuffle(appId, shuffleId) + ": " + failure);
-      LOG.warn(
-          "Server {} refused {}; placing its partitions elsewhere: {}",
-          ClientContext.format(s),
-          Ids.shuffle(appId, shuffleId),
-          failure);
-      lastError = new IOException(ClientContext.format(s) + ": " + failure);
-    }
-    if (usable.isEmpty()) {
-      throw new IOException(
-          "No Sluice server accepted " + Ids.shuffle(appId, shuffleId) + ": " + lastError,
-          lastError);
-    }
+    List<ServerAddress> usable = registrations.registerShuffle(shuffleId, numMaps, numPartitions);
     int start = ThreadLocalRandom.current().nextInt(usable.size());
     int factor = context.conf().replicationFactor();
     if (factor > 1 && usable.size() < 2) {
@@ -290,15 +246,6 @@ public final class ShuffleCoordinator implements Closeable {
       // no map will ever report its end: there is nothing to wait for
       commit(shuffleId);
     }
-  }
-
-  private void registerOn(ServerAddress server, int shuffleId, int numMaps, int numPartitions)
-      throws IOException, StatusException {
-    context.call(
-        appId,
-        server,
-        ServerRequests.registerShuffle(appId, shuffleId, numMaps, numPartitions, context.conf()));
-    registeredServers.add(server);
   }
 
   CoordinatedShuffle shuffle(int shuffleId) {
@@ -742,7 +689,7 @@ public final class ShuffleCoordinator implements Closeable {
    */
   private void unregisterEverywhere() {
     List<CompletableFuture<Void>> answers = new ArrayList<>();
-    for (ServerAddress server : registeredServers) {
+    for (ServerAddress server : registrations.servers()) {
       answers.add(
           context
               .silentServers()

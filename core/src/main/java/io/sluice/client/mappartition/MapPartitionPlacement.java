@@ -6,6 +6,8 @@ import io.sluice.client.ReplicaRule;
 import io.sluice.client.ServerHeartbeats;
 import io.sluice.client.ServerRacks;
 import io.sluice.client.ServerRequests;
+import io.sluice.client.ServerRestartWait;
+import io.sluice.common.Futures;
 import io.sluice.common.Ids;
 import io.sluice.protocol.MapPartitionId;
 import io.sluice.protocol.StatusException;
@@ -60,6 +62,8 @@ public final class MapPartitionPlacement implements Closeable {
   private final AtomicInteger next = new AtomicInteger();
   private final Set<InetSocketAddress> used = ConcurrentHashMap.newKeySet();
   private final Map<InetSocketAddress, Long> excludedUntil = new ConcurrentHashMap<>();
+  // servers that refused connections, while this application waits for them to come back
+  private final Set<InetSocketAddress> awaited = ConcurrentHashMap.newKeySet();
 
   /**
    * @param servers the servers to place on
@@ -90,7 +94,7 @@ public final class MapPartitionPlacement implements Closeable {
             (server, why) -> {
               for (InetSocketAddress s : used) {
                 if (address(s).equals(server)) {
-                  lost(s, why);
+                  unreachable(s, why);
                 }
               }
             });
@@ -221,9 +225,50 @@ public final class MapPartitionPlacement implements Closeable {
       return false;
     } catch (IOException e) {
       failures.add(format(s) + ": " + e.getMessage());
-      lost(s, e.getMessage());
+      unreachable(s, e);
       return false;
     }
+  }
+
+  /**
+   * A server could not be reached. One that refuses or drops connections may be restarting ({@link
+   * ServerRestartWait}): it gets no new partitions, and its partitions count as lost only if it has
+   * not answered again within {@code sluice.client.serverRestartWait} (its readers wait as long).
+   * Any other failure, or no wait, reports it lost now.
+   */
+  private void unreachable(InetSocketAddress s, IOException failure) {
+    if (!ServerRestartWait.mayBeRestarting(failure) || context.restarts().waitMillis() == 0) {
+      lost(s, failure.getMessage());
+      return;
+    }
+    excludedUntil.put(s, System.currentTimeMillis() + context.conf().excludeDurationMillis());
+    if (!awaited.add(s)) {
+      return; // already waiting for it
+    }
+    LOG.warn(
+        "Sluice server {} does not take connections for application {}; it gets no new map"
+            + " partitions, and the copies on it count as lost unless it is back within {} ms"
+            + " (sluice.client.serverRestartWait): {}",
+        format(s),
+        appId,
+        context.restarts().waitMillis(),
+        failure.getMessage());
+    context
+        .restarts()
+        .retryAsync(
+            address(s),
+            "a heartbeat of application " + appId,
+            () -> context.pingAsync(appId, address(s), context.conf().heartbeatIntervalMillis()))
+        .whenComplete(
+            (ok, error) -> {
+              awaited.remove(s);
+              if (error != null && !(Futures.cause(error) instanceof StatusException)) {
+                excludedUntil.remove(s); // so that lost() reports it
+                lost(s, Futures.cause(error).getMessage());
+              } else {
+                LOG.info("Sluice server {} answers application {} again", format(s), appId);
+              }
+            });
   }
 
   private boolean excluded(InetSocketAddress s) {

@@ -1,0 +1,116 @@
+package io.sluice.e2e.flink;
+
+import static io.sluice.e2e.flink.FlinkJobs.CONSUMER;
+import static io.sluice.e2e.flink.FlinkJobs.PRODUCER;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.e2e.flink.FlinkJobs.Runs;
+import io.sluice.e2e.flink.FlinkJobs.Sum;
+import io.sluice.server.ShuffleServer;
+import io.sluice.testutil.TestCluster;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The only Sluice server of a Flink batch job restarted gracefully (down for two seconds, as a
+ * daemon's restart is) just as the consumers start reading: the consumers wait for it and read
+ * every producer's data after the restart, and the shuffle master does not report its partitions
+ * lost meanwhile, so no producer and no consumer runs twice, and the result is the built-in
+ * shuffle's.
+ */
+class FlinkRestartIT {
+  @TempDir Path tmp;
+
+  /** The servers the running job uses, for its operators. */
+  private static volatile TestCluster servers;
+
+  private static final CompletableFuture<ShuffleServer> restarted = new CompletableFuture<>();
+  private MiniCluster flink;
+
+  @AfterEach
+  void stop() throws Exception {
+    if (flink != null) {
+      flink.close();
+    }
+    if (servers != null) {
+      servers.close();
+    }
+  }
+
+  @Test
+  void aLoneServerRestartedWhileConsumersReadCostsTheJobNoRerun() throws Exception {
+    List<String> expected;
+    MiniCluster builtin = FlinkHarness.builtin();
+    try {
+      expected =
+          FlinkHarness.collectSorted(
+              FlinkJobs.sumPerKey(FlinkHarness.batch(builtin, 2), 4, 2, new Sum()));
+    } finally {
+      builtin.close();
+    }
+    Runs.clear();
+    servers = TestCluster.start(tmp.resolve("sluice"), 1);
+    Configuration settings = new Configuration();
+    settings.setString("sluice.client.serverRestartWait", "60s"); // the default
+    settings.setString("sluice.coordinator.heartbeatInterval", "200ms"); // it finds it away
+    flink = FlinkHarness.sluice(servers, settings);
+
+    List<String> result =
+        FlinkHarness.collectSorted(
+            FlinkJobs.sumPerKey(FlinkHarness.batch(flink, 2), 4, 2, new RestartOnOpen()));
+
+    assertThat(result).isEqualTo(expected);
+    assertThat(restarted.get(1, TimeUnit.MINUTES).recovery().mapPartitions())
+        .as("map partitions the restarted server serves again")
+        .isEqualTo(4);
+    assertThat(Runs.attempts(PRODUCER)).containsExactly("0/0", "1/0", "2/0", "3/0");
+    assertThat(Runs.attempts(CONSUMER)).containsExactly("0/0", "1/0");
+  }
+
+  /** The first consumer to open restarts the server, on a thread of its own, down for 2 s. */
+  static final class RestartOnOpen extends Sum {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public void open(OpenContext openContext) throws Exception {
+      super.open(openContext);
+      if (FlinkJobs.subtask(getRuntimeContext()) == 0 && !restarted.isDone()) {
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread t =
+            new Thread(
+                () -> {
+                  try {
+                    restarted.complete(
+                        servers.restartServer(
+                            0,
+                            root -> {
+                              stopped.countDown();
+                              try {
+                                Thread.sleep(2000);
+                              } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                              }
+                            }));
+                  } catch (IOException | RuntimeException e) {
+                    stopped.countDown();
+                    restarted.completeExceptionally(e);
+                  }
+                },
+                "restarter");
+        t.start();
+        // this consumer reads once the server's port has closed: it finds it away
+        stopped.await(1, TimeUnit.MINUTES);
+      }
+    }
+  }
+}
