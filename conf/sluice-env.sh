@@ -32,9 +32,10 @@
 # Directory of the pid file (default: $SLUICE_LOG_DIR).
 # export SLUICE_PID_DIR=/var/run/sluice
 
-# Seconds 'shuffle-daemon stop' waits for the daemon to exit (default: 60), and seconds
+# Seconds 'shuffle-daemon stop' waits for the daemon to exit (default: 90, above
+# sluice.shutdown.timeout, the longest its commit of open splits may take), and seconds
 # 'shuffle-daemon start' waits for it to serve (default: 60).
-# export SLUICE_STOP_TIMEOUT=60
+# export SLUICE_STOP_TIMEOUT=90
 # export SLUICE_START_WAIT=60
 
 # Hadoop's jars, for the distributed storage tier (sluice.storage.policy=...,hdfs); Sluice
