@@ -18,11 +18,17 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.Success$;
 import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.function.MapFunction;
+import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -67,16 +73,49 @@ class SparkRestartIT {
     runWithRestarts(3, "ShuffleMapTask", List.of(0, 1, 2));
   }
 
-  /**
-   * Runs the job on {@code servers} servers and restarts {@code restarted} (one after another) once
-   * the first task of type {@code stage} ended; checks it against the built-in shuffle.
-   */
+  /** The reads of an AQE skew join (map-index ranges of the skewed partition) wait as well. */
+  @Test
+  void aLoneServerRestartedWhileAnAqeSkewJoinReadsCostsTheJobNothing() throws Exception {
+    AtomicReference<String> plan = new AtomicReference<>();
+    runWithRestarts(
+        1,
+        "ResultTask",
+        List.of(0),
+        (spark, mapMarker, reduceMarker) -> {
+          Dataset<String> rows =
+              SqlJobs.skewJoinFrame(spark)
+                  .map((MapFunction<Row, String>) r -> r.toString(), Encoders.STRING())
+                  .mapPartitions(
+                      (MapPartitionsFunction<String, String>)
+                          it -> new PauseHalfway<>(it, reduceMarker, 1),
+                      Encoders.STRING());
+          List<String> sorted = Jobs.sorted(rows.collectAsList());
+          plan.set(rows.queryExecution().executedPlan().toString());
+          return sorted;
+        });
+    assertThat(plan.get()).as("the plan read with the restart").contains("skew=true");
+  }
+
+  /** A job of the suite: its rows, pausing the map or reduce tasks at the marker when not null. */
+  private interface Job {
+    List<String> run(SparkSession spark, String mapMarker, String reduceMarker);
+  }
+
   private void runWithRestarts(int servers, String stage, List<Integer> restarted)
+      throws Exception {
+    runWithRestarts(servers, stage, restarted, SparkRestartIT::job);
+  }
+
+  /**
+   * Runs {@code job} on {@code servers} servers and restarts {@code restarted} (one after another)
+   * once the first task of type {@code stage} ended; checks it against the built-in shuffle.
+   */
+  private void runWithRestarts(int servers, String stage, List<Integer> restarted, Job job)
       throws Exception {
     List<String> expected;
     SparkSession builtin = SparkSessions.builtin("SparkRestartIT");
     try {
-      expected = job(builtin, null, null);
+      expected = job.run(builtin, null, null);
     } finally {
       builtin.stop();
     }
@@ -91,7 +130,7 @@ class SparkRestartIT {
         boolean inMaps = stage.equals("ShuffleMapTask");
         List<String> rows =
             BoundedQuery.run(
-                spark, () -> job(spark, inMaps ? marker : null, inMaps ? null : marker), BOUND);
+                spark, () -> job.run(spark, inMaps ? marker : null, inMaps ? null : marker), BOUND);
         spark.sparkContext().listenerBus().waitUntilEmpty();
         List<ShuffleServer> back = restarter.done.get(1, TimeUnit.MINUTES);
 

@@ -63,6 +63,11 @@ final class SqlJobs {
    * into map-index ranges of the left side.
    */
   static Outcome skewJoin(SparkSession spark) {
+    return run(skewJoinFrame(spark));
+  }
+
+  /** The join of {@link #skewJoin}, with its settings set on the session. */
+  static Dataset<Row> skewJoinFrame(SparkSession spark) {
     reset(spark);
     spark.conf().set("spark.sql.adaptive.coalescePartitions.enabled", "false");
     spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionFactor", "2");
@@ -78,7 +83,7 @@ final class SqlJobs {
         spark
             .range(0, 2_000, 1, 2)
             .selectExpr("id AS k", "sha2(CAST(id * 3 AS STRING), 256) AS rv");
-    return run(left.join(right, "k"));
+    return left.join(right, "k");
   }
 
   /**
