@@ -68,8 +68,8 @@ import org.slf4j.LoggerFactory;
  * them (readers of different partitions start on different copies, readers of one partition on the
  * same one); when that copy fails, at opening, mid-stream or on a batch that fails its check, the
  * reader reads the other copy from its start, and the filter drops the batches it handed out
- * already, so nothing is skipped or duplicated. An error is thrown only when every copy failed,
- * and not before their servers had {@code sluice.client.serverRestartWait} to come back when they
+ * already, so nothing is skipped or duplicated. An error is thrown only when every copy failed, and
+ * not before their servers had {@code sluice.client.serverRestartWait} to come back when they
  * refused or dropped the connection, as restarting servers do.
  *
  * <p>Distributed tier: a split whose server moved it to a Hadoop file system (its {@code
