@@ -247,6 +247,12 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         cancelBodyDeadline();
         ReadGate.receiving(ctx.channel(), false);
       }
+      if (!out.isEmpty()) {
+        return; // one frame per call: handling it may pause the connection before the next
+      }
+      if (ReadGate.isPaused(ctx.channel(), ReadGate.FILE_ANSWERS)) {
+        return; // what was received already waits too; the gate decodes it when it reopens
+      }
       if (in.readableBytes() < 4) {
         return;
       }

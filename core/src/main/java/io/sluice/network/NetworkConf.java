@@ -75,6 +75,13 @@ public final class NetworkConf {
           "A server closes a connection whose data frame (a push, region data) has not arrived"
               + " whole this long after the server reserved memory for its body, and gives the"
               + " memory back, so slow or stalled senders cannot hold sluice.memory.max.");
+  public static final ConfigKey<Integer> SERVER_MAX_FILE_ANSWERS =
+      ConfigKey.integer(
+          "sluice.network.server.maxFileAnswers",
+          64,
+          "Answers read from files (chunks of committed splits) one connection may have under way"
+              + " at once, each holding its file open until it is sent; past it the server stops"
+              + " reading the connection until half of them are sent.");
   public static final ConfigKey<Long> SERVER_MAX_BODY_IN_FLIGHT =
       ConfigKey.bytes(
           "sluice.network.server.maxBodyInFlight",
@@ -97,7 +104,8 @@ public final class NetworkConf {
           SERVER_MAX_CONNECTIONS,
           SERVER_IDLE_TIMEOUT,
           SERVER_BODY_TIMEOUT,
-          SERVER_MAX_BODY_IN_FLIGHT);
+          SERVER_MAX_BODY_IN_FLIGHT,
+          SERVER_MAX_FILE_ANSWERS);
 
   private final int ioThreads;
   private final long connectTimeoutMillis;
@@ -112,6 +120,7 @@ public final class NetworkConf {
   private final long serverIdleTimeoutMillis;
   private final long serverBodyTimeoutMillis;
   private final int serverMaxBodyInFlight;
+  private final int serverMaxFileAnswers;
   private final Tls tls;
 
   public NetworkConf(SluiceConf conf) {
@@ -177,6 +186,11 @@ public final class NetworkConf {
               + " bytes");
     }
     this.serverMaxBodyInFlight = inFlight == 0 ? maxFrameSize / 2 : (int) inFlight;
+    this.serverMaxFileAnswers = conf.get(SERVER_MAX_FILE_ANSWERS);
+    if (serverMaxFileAnswers < 2) {
+      throw new IllegalArgumentException(
+          SERVER_MAX_FILE_ANSWERS + " must be at least 2, got " + serverMaxFileAnswers);
+    }
     this.tls = Tls.fromConf(conf);
   }
 
@@ -240,5 +254,10 @@ public final class NetworkConf {
   /** TLS on every connection, or plain ({@code sluice.tls.*}). */
   public Tls tls() {
     return tls;
+  }
+
+  /** See {@link #SERVER_MAX_FILE_ANSWERS}. */
+  public int serverMaxFileAnswers() {
+    return serverMaxFileAnswers;
   }
 }

@@ -1,5 +1,6 @@
 package io.sluice.network;
 
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -11,10 +12,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Whether the server reads a connection, decided by independent reasons: a connection is read only
  * while no reason holds it. Memory pressure (pushing connections), a data frame waiting for its
- * memory reservation and a peer that does not read its responses each pause it on their own, and
- * lifting one reason never resumes a connection another still holds. Thread safe: the channel's
- * auto-read flag is set on its event loop from the current reasons, so racing calls settle on the
- * latest state.
+ * memory reservation, a peer that does not read its responses and one with too many file answers
+ * under way each pause it on their own, and lifting one reason never resumes a connection another
+ * still holds. Thread safe: the channel's auto-read flag is set on its event loop from the current
+ * reasons, so racing calls settle on the latest state.
  */
 public final class ReadGate {
   /** Server memory is above the pause watermark (pushing connections only). */
@@ -25,6 +26,14 @@ public final class ReadGate {
 
   /** The peer does not read its responses (the channel is not writable). */
   public static final int WRITABILITY = 4;
+
+  /**
+   * The connection has as many answers under way that hold a file open (chunks being prepared or
+   * written) as it may: a peer that asks and never reads would pile up open files. Unlike the other
+   * reasons it also holds the frames already received: the decoder stops at the next frame, and
+   * {@link #resumeDecoding} goes on with them.
+   */
+  public static final int FILE_ANSWERS = 16;
 
   /** Not a pause: the decoder holds a reservation for a frame it is receiving. */
   private static final int RECEIVING = 8;
@@ -58,6 +67,19 @@ public final class ReadGate {
 
   public static void resume(Channel channel, int reason) {
     update(channel, reason, false);
+  }
+
+  /**
+   * Lifts {@code reason} and, on the connection's event loop, decodes the frames already received
+   * (the decoder stops at a frame while {@link #FILE_ANSWERS} holds the connection; no read may
+   * come to restart it when the peer sent everything before).
+   */
+  public static void resumeDecoding(Channel channel, int reason) {
+    if (!isPaused(channel, reason)) {
+      return;
+    }
+    update(channel, reason, false);
+    channel.eventLoop().execute(() -> channel.pipeline().fireChannelRead(Unpooled.EMPTY_BUFFER));
   }
 
   /**

@@ -40,6 +40,7 @@ import io.sluice.protocol.proto.UnregisterApplication;
 import io.sluice.protocol.proto.UnregisterShuffle;
 import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.read.ChunkReader;
+import io.sluice.server.read.FileAnswers;
 import io.sluice.server.read.MapStreams;
 import io.sluice.server.read.ReadStreams;
 import io.sluice.server.sort.MapRangeReads;
@@ -73,6 +74,7 @@ final class ServerRequestHandler implements RequestHandler {
   private final MapStreams mapStreams;
   private final MapPartitionRequests mapPartitions;
   private final ChunkReader chunkReader;
+  private final FileAnswers fileAnswers;
   private final ApplicationLimits limits;
 
   ServerRequestHandler(
@@ -86,8 +88,10 @@ final class ServerRequestHandler implements RequestHandler {
       int mapWriteCredits,
       IntegrityConf integrity,
       ChunkReader chunkReader,
+      FileAnswers fileAnswers,
       ApplicationLimits limits) {
     this.registry = registry;
+    this.fileAnswers = fileAnswers;
     this.streams = streams;
     this.metrics = metrics;
     this.flowControl = flowControl;
@@ -546,7 +550,9 @@ final class ServerRequestHandler implements RequestHandler {
       registry.countRead(file.key().appId(), length);
       return Message.withBody(MessageType.RESPONSE.id(), ok, requestId, held);
     }
-    // the file is opened (or read, under TLS) off this thread: a hung disk must not stall the loop
+    // the file is opened (or read, under TLS) off this thread: a hung disk must not stall the loop;
+    // it stays open until the answer is written, so the answers under way are bounded
+    fileAnswers.started(channel);
     CompletableFuture<?> prepared =
         Tls.isSecured(channel)
             ? chunkReader.read(file.key().appId(), file.path(), chunks, chunk, channel.alloc())
@@ -566,9 +572,10 @@ final class ServerRequestHandler implements RequestHandler {
             response = chunkError(requestId, file, chunk, error);
           }
           if (channel.isActive()) {
-            channel.writeAndFlush(response);
+            channel.writeAndFlush(response).addListener(f -> fileAnswers.sent(channel));
           } else {
             response.release();
+            fileAnswers.sent(channel);
           }
         });
     return null;

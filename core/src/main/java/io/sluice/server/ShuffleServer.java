@@ -15,6 +15,7 @@ import io.sluice.server.memory.DirectMemoryLimit;
 import io.sluice.server.memory.MemoryBudget;
 import io.sluice.server.metrics.PrometheusSource;
 import io.sluice.server.read.ChunkReader;
+import io.sluice.server.read.FileAnswers;
 import io.sluice.server.read.MapStreams;
 import io.sluice.server.read.ReadStreams;
 import io.sluice.server.read.StreamQuota;
@@ -191,6 +192,7 @@ public final class ShuffleServer implements Closeable {
             conf.mapWriteCredits(),
             conf.integrity(),
             chunkReader,
+            new FileAnswers(networkConf.serverMaxFileAnswers()),
             limits);
     try {
       this.transport =

@@ -400,12 +400,17 @@ public final class DataDirectories implements AutoCloseable {
    * Called when a write in {@code dir} failed with {@code cause}. A file or directory that is gone
    * ({@link NoSuchFileException}) is what deleting an application's files while one of its flushes
    * runs looks like (it was unregistered or expired): the directory is probed, and only if the
-   * probe fails too is it taken out of rotation. Any other failure takes it out at once.
+   * probe fails too is it taken out of rotation. A process out of file descriptors is not the
+   * directory's fault: the writer fails alone. Any other failure takes it out at once.
    *
    * @return true when the directory was taken out of rotation (the writer moves elsewhere), false
    *     when it is healthy and only the writer's own file is gone (the writer fails alone)
    */
   boolean failed(DataDirectory dir, String reason, IOException cause) {
+    if (FileDescriptors.exhausted(cause)) {
+      LOG.error("A write in {} failed: {}: {}", dir, FileDescriptors.advice(), reason);
+      return false;
+    }
     if (cause instanceof NoSuchFileException
         && dir.check(conf.diskMaxUsage()) != DataDirectory.Health.FAILED) {
       LOG.info("A file in {} was deleted while it was written (its shuffle went): {}", dir, reason);

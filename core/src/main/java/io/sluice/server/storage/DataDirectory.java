@@ -195,6 +195,11 @@ public final class DataDirectory implements AutoCloseable {
       long total = store.getTotalSpace();
       usage = total <= 0 ? 0 : 1.0 - (double) store.getUsableSpace() / total;
     } catch (IOException | RuntimeException e) {
+      if (FileDescriptors.exhausted(e)) {
+        // the process's limit, not the disk: the directory keeps the health it had
+        healthReason = FileDescriptors.advice() + ": " + e;
+        return health;
+      }
       healthReason = "not writable: " + e;
       health = Health.FAILED;
       return health;
