@@ -105,6 +105,9 @@ public final class MapStreams implements Closeable {
     streams.put(s.id(), s);
     open.add(s.id());
     if (!channel.isActive()) {
+      // the connection's closeAll may have taken its set before this stream was in it
+      open.remove(s.id());
+      closeStream(s);
       closeAll(channel);
       return null;
     }

@@ -50,7 +50,9 @@ public final class ReadStreams {
    * Opens a stream; null when the connection already holds its maximum or has closed. A stream
    * opened as its connection closes (an open answered after a sort, on another thread) is closed
    * here, never left behind: it is registered first, then the connection checked, while {@link
-   * #closeAll} runs only once the connection is inactive, so one of the two removes it.
+   * #closeAll} runs only once the connection is inactive; an open that finds it inactive removes
+   * its stream itself, since the close may have taken the connection's streams before this one
+   * joined.
    *
    * @throws io.sluice.server.storage.QuotaExceededException when the file's application holds as
    *     many streams as it may
@@ -69,6 +71,9 @@ public final class ReadStreams {
     streams.put(id, s);
     ids.add(id);
     if (!channel.isActive()) {
+      // the connection's closeAll may have taken its set before this stream was in it
+      ids.remove(id);
+      remove(id);
       closeAll(channel);
       return null;
     }

@@ -86,4 +86,36 @@ class ReadStreamsTest {
     assertThat(quota.openBy("app-test")).isZero();
     closed.finishAndReleaseAll();
   }
+
+  /**
+   * The connection closes, and its closeAll runs, while a stream is being opened on it: between the
+   * open taking the connection's set of streams and adding its stream to it (the quota's check runs
+   * there, and this test's limit closes the connection at that moment). The stream must not stay
+   * counted against its application after both are done.
+   */
+  @Test
+  void aStreamWhoseConnectionClosesDuringTheOpenIsNotLeftCounted() throws IOException {
+    EmbeddedChannel channel = new EmbeddedChannel();
+    ReadStreams[] streams = new ReadStreams[1];
+    StreamQuota quota =
+        new StreamQuota(
+            new StreamQuota.Limit() {
+              @Override
+              public int maxOpenStreams(String appId) {
+                channel.close(); // as the connection's close does, on its event loop
+                streams[0].closeAll(channel);
+                return 0;
+              }
+
+              @Override
+              public String openStreamsRefusal(String appId, int max, String what) {
+                return "";
+              }
+            });
+    streams[0] = new ReadStreams(2, quota);
+    assertThat(streams[0].open(channel, file())).isNull();
+    assertThat(streams[0].openCount()).as("streams left open").isZero();
+    assertThat(quota.openBy("app-test")).as("streams counted against the application").isZero();
+    channel.finishAndReleaseAll();
+  }
 }
