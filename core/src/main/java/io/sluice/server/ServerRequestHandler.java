@@ -118,18 +118,8 @@ final class ServerRequestHandler implements RequestHandler {
     Message response;
     try {
       response = dispatch(channel, request);
-    } catch (MapPartitionRequests.StatusError e) {
-      response = Messages.error(id, e.status, e.getMessage());
-    } catch (ServerDecommissionedException e) {
-      response = Messages.error(id, Status.DECOMMISSIONING, e.getMessage());
-    } catch (QuotaExceededException e) {
-      response = Messages.error(id, Status.QUOTA_EXCEEDED, e.getMessage());
-    } catch (IllegalArgumentException e) {
-      metrics.badRequests().mark();
-      response = Messages.error(id, Status.BAD_REQUEST, e.getMessage());
     } catch (RuntimeException e) {
-      LOG.error("Failed to handle request {} from {}", request, channel.remoteAddress(), e);
-      response = Messages.error(id, Status.INTERNAL_ERROR, e.toString());
+      response = failure(channel, id, request, e);
     } finally {
       // a push whose body the engine took was handed over; anything else (and its memory
       // reservation) is released here, whatever happened, errors included
@@ -138,6 +128,22 @@ final class ServerRequestHandler implements RequestHandler {
     if (response != null) {
       channel.writeAndFlush(response);
     }
+  }
+
+  /** The answer to request {@code id} ({@code what}, for the log) that failed with {@code e}. */
+  private Message failure(Channel channel, long id, Object what, RuntimeException e) {
+    if (e instanceof MapPartitionRequests.StatusError) {
+      return Messages.error(id, ((MapPartitionRequests.StatusError) e).status, e.getMessage());
+    } else if (e instanceof ServerDecommissionedException) {
+      return Messages.error(id, Status.DECOMMISSIONING, e.getMessage());
+    } else if (e instanceof QuotaExceededException) {
+      return Messages.error(id, Status.QUOTA_EXCEEDED, e.getMessage());
+    } else if (e instanceof IllegalArgumentException) {
+      metrics.badRequests().mark();
+      return Messages.error(id, Status.BAD_REQUEST, e.getMessage());
+    }
+    LOG.error("Failed to handle request {} from {}", what, channel.remoteAddress(), e);
+    return Messages.error(id, Status.INTERNAL_ERROR, e.toString());
   }
 
   /** Returns the response, or null when it will be sent later. */
@@ -447,21 +453,32 @@ final class ServerRequestHandler implements RequestHandler {
     rangeReads
         .open(file, startMap, endMap)
         .whenComplete(
-            (view, error) ->
-                channel.writeAndFlush(
-                    error == null
-                        ? openedStream(channel, h, split, view)
-                        : Messages.error(
-                            h.getRequestId(),
-                            Status.INTERNAL_ERROR,
-                            "cannot read maps ["
-                                + startMap
-                                + ", "
-                                + endMap
-                                + ") of "
-                                + split
-                                + ": "
-                                + (error.getCause() != null ? error.getCause() : error))));
+            (view, error) -> {
+              Message answer;
+              if (error != null) {
+                answer =
+                    Messages.error(
+                        h.getRequestId(),
+                        Status.INTERNAL_ERROR,
+                        "cannot read maps ["
+                            + startMap
+                            + ", "
+                            + endMap
+                            + ") of "
+                            + split
+                            + ": "
+                            + (error.getCause() != null ? error.getCause() : error));
+              } else {
+                try {
+                  answer = openedStream(channel, h, split, view);
+                } catch (RuntimeException e) {
+                  answer = failure(channel, h.getRequestId(), h, e); // a refusal (quota) included
+                }
+              }
+              if (answer != null) { // null: a first chunk read from the file goes out when read
+                channel.writeAndFlush(answer);
+              }
+            });
     return null;
   }
 
