@@ -31,9 +31,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code serviceInit} reads the {@code sluice.*} keys and checks them; {@code serviceStart}
  *       starts the server (it restores what its state store recorded before it serves). A server
  *       that cannot start leaves the NodeManager running without it, unless {@code
- *       sluice.yarn.stopOnFailure} asks for the NodeManager to fail too; {@code
- *       serviceStop} stops it gracefully (open splits are committed and recorded) and leaves no
- *       thread, port or open file behind.
+ *       sluice.yarn.stopOnFailure} asks for the NodeManager to fail too; {@code serviceStop} stops
+ *       it gracefully (open splits are committed and recorded) and leaves no thread, port or open
+ *       file behind.
  *   <li>Applications register through Sluice's own protocol: the NodeManager calls {@link
  *       #initializeApplication} only for services named in a container's service data, which Spark
  *       and Flink do not send. {@link #stopApplication}, which reaches every aux service when an

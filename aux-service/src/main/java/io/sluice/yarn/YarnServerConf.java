@@ -15,8 +15,9 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
  * configuration (yarn-site.xml), with two defaults of its own. Data directories default to a {@code
  * sluice} folder in each of {@code yarn.nodemanager.local-dirs}; the state store defaults to the
  * recovery directory the NodeManager hands the service when NodeManager recovery is on (otherwise
- * to the first data directory, as in the daemon); {@code sluice.disk.maxUsage} defaults to below the
- * NodeManager's own disk-health threshold ({@link #diskMaxUsage}). A key set in yarn-site.xml wins.
+ * to the first data directory, as in the daemon); {@code sluice.disk.maxUsage} defaults to below
+ * the NodeManager's own disk-health threshold ({@link #diskMaxUsage}). A key set in yarn-site.xml
+ * wins.
  */
 final class YarnServerConf {
   static final String DATA_FOLDER = "sluice";
@@ -45,10 +46,10 @@ final class YarnServerConf {
 
   /**
    * The NodeManager marks a disk bad, and the node unhealthy when every disk is, once the disk is
-   * fuller than {@code yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage}
-   * (90 by default): Sluice stops taking new splits on a directory {@value #DISK_HEADROOM} below it
-   * (0.85 by default), never above its own default, so its data alone never makes the node
-   * unhealthy.
+   * fuller than {@code
+   * yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage} (90 by default):
+   * Sluice stops taking new splits on a directory {@value #DISK_HEADROOM} below it (0.85 by
+   * default), never above its own default, so its data alone never makes the node unhealthy.
    */
   static double diskMaxUsage(Configuration hadoop) {
     float percent =

@@ -45,6 +45,7 @@ class SluiceShuffleServiceTest {
       nodeManager.set("sluice.server.host", "127.0.0.1");
       nodeManager.set("sluice.server.port", Integer.toString(taken.getLocalPort()));
       nodeManager.set("sluice.metrics.port", "-1");
+      nodeManager.set("sluice.memory.max", "64m"); // fits this JVM's direct memory: the port fails
 
       SluiceShuffleService lenient = new SluiceShuffleService(w -> {});
       lenient.init(nodeManager);

@@ -1,8 +1,8 @@
 package io.sluice.yarn;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.within;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import io.sluice.common.SluiceConf;
 import io.sluice.network.NetworkConf;
@@ -93,7 +93,7 @@ class YarnServerConfTest {
         .as("below the NodeManager's 90 %")
         .isEqualTo(0.85, within(1e-9));
     Configuration lenient = nodeManager();
-    lenient.set(YarnConfiguration.NM_MAX_PER_DISK_UTILIZATION_PERCENTAGE, "99");
+    lenient.set(YarnConfiguration.NM_MAX_PER_DISK_UTILIZATION_PERCENTAGE, "100");
     assertThat(new ServerConf(YarnServerConf.from(lenient, null)).diskMaxUsage())
         .as("never above Sluice's own default")
         .isEqualTo(0.95, within(1e-9));

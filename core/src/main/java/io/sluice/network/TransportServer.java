@@ -156,6 +156,10 @@ public final class TransportServer implements Closeable {
     } catch (InterruptedException | RuntimeException e) {
       shutdownGroups();
       throw e;
+    } catch (Exception e) { // the bind's own failure (sync() rethrows it as it is: an IOException)
+      shutdownGroups();
+      throw new IllegalStateException(
+          name + " cannot listen on " + address + ": " + e.getMessage(), e);
     }
     LOG.info(
         "{} listening on {} ({} transport)",
