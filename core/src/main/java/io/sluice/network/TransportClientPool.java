@@ -225,7 +225,9 @@ public final class TransportClientPool implements Closeable {
                                     + key
                                     + ": it accepted the connection but did not answer within "
                                     + conf.connectTimeoutMillis()
-                                    + " ms (sluice.network.connectTimeout)"))) {
+                                    + " ms (sluice.network.connectTimeout): a hung server, or"
+                                    + " a port that is not a Sluice shuffle port (the admin"
+                                    + " port, sluice.metrics.port?)"))) {
                           client.close();
                         }
                       },
