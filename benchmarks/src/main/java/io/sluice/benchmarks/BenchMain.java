@@ -28,6 +28,8 @@ public final class BenchMain {
     BENCHMARKS.put(TenantsBenchmark.NAME, TenantsBenchmark::run);
     DESCRIPTIONS.put(SparkBenchmark.NAME, SparkBenchmark.DESCRIPTION);
     BENCHMARKS.put(SparkBenchmark.NAME, SparkBenchmark::run);
+    DESCRIPTIONS.put(RestartBenchmark.NAME, RestartBenchmark.DESCRIPTION);
+    BENCHMARKS.put(RestartBenchmark.NAME, RestartBenchmark::run);
     DESCRIPTIONS.put(FlinkBenchmark.NAME, FlinkBenchmark.DESCRIPTION);
     BENCHMARKS.put(FlinkBenchmark.NAME, FlinkBenchmark::run);
   }

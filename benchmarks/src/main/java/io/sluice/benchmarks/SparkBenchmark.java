@@ -1,18 +1,13 @@
 package io.sluice.benchmarks;
 
-import com.codahale.metrics.MetricRegistry;
-import io.sluice.common.Clock;
 import io.sluice.common.SluiceConf;
 import io.sluice.network.NetworkConf;
 import io.sluice.network.Transports;
-import io.sluice.server.ServerConf;
-import io.sluice.server.ServerMetrics;
 import io.sluice.server.ShuffleServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,22 +32,6 @@ final class SparkBenchmark {
   static final String NAME = "spark";
   static final String DESCRIPTION =
       "Spark jobs (repartition, small-blocks, skew-join) on Sluice vs the built-in shuffle";
-  private static final List<String> OPENS =
-      List.of(
-          "java.lang",
-          "java.lang.invoke",
-          "java.lang.reflect",
-          "java.io",
-          "java.net",
-          "java.nio",
-          "java.util",
-          "java.util.concurrent",
-          "java.util.concurrent.atomic",
-          "jdk.internal.ref",
-          "sun.nio.ch",
-          "sun.nio.cs",
-          "sun.security.action",
-          "sun.util.calendar");
 
   private SparkBenchmark() {}
 
@@ -117,10 +96,10 @@ final class SparkBenchmark {
     // the second Sluice run: without checksums (--checksums both) or with factor 1 (--replication
     // both)
     private static final int OTHER = 2;
-    // the servers' counters (Servers.counters)
-    private static final int SHUFFLED = 0;
-    private static final int READ = 1;
-    private static final int BATCHES = 2;
+    // the servers' counters (BenchServers.counters)
+    private static final int SHUFFLED = BenchServers.SHUFFLED;
+    private static final int READ = BenchServers.READ;
+    private static final int BATCHES = BenchServers.BATCHES;
     private static final double GIB = 1024.0 * 1024 * 1024;
     private final String[] modes = {"built-in", "sluice", "sluice"};
 
@@ -183,7 +162,7 @@ final class SparkBenchmark {
         out.println(
             "# --disk hdd on device " + disk.device() + " under " + dir + ": " + disk.limits());
       }
-      try (Servers servers = new Servers(settings)) {
+      try (BenchServers servers = new BenchServers(settings)) {
         for (int i = 0; i < (factor > 1 ? 2 : 1); i++) {
           servers.start(dir.resolve("server" + i));
         }
@@ -219,7 +198,7 @@ final class SparkBenchmark {
     }
 
     /** The driver's run spec of a Sluice column, naming it in {@link #modes}. */
-    private String sluiceRun(Servers servers, int column, boolean checksums, int factor) {
+    private String sluiceRun(BenchServers servers, int column, boolean checksums, int factor) {
       modes[column] =
           "sluice"
               + (checksums ? "" : " without checksums")
@@ -244,7 +223,7 @@ final class SparkBenchmark {
      *
      * @return the Spark JVM's exit code
      */
-    private int runJobs(List<String> runs, Servers servers, SparkResults results)
+    private int runJobs(List<String> runs, BenchServers servers, SparkResults results)
         throws IOException, InterruptedException {
       SparkLine line = SparkLine.KNOWN.get(options.sparkLine);
       List<String> args = new ArrayList<>();
@@ -260,40 +239,7 @@ final class SparkBenchmark {
       for (String run : runs) {
         args.add("run=" + run);
       }
-      List<String> command = new ArrayList<>();
-      command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      command.add("-Xmx2g");
-      // the log configuration bin/shuffle-bench gave this JVM (not its profiling options: those
-      // are for the servers, here), and any -Dspark.* setting in SLUICE_JAVA_OPTS: Spark reads
-      // those as settings of the application (-Dspark.sluice.push.bufferSize=256k, say)
-      for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-        if (arg.startsWith("-Dlog4j2.configurationFile=")
-            || arg.startsWith("-Dsluice.log.dir=")
-            || arg.startsWith("-Dspark.")) {
-          command.add(arg);
-        }
-      }
-      for (String open : OPENS) {
-        command.add("--add-opens=java.base/" + open + "=ALL-UNNAMED");
-      }
-      command.add("-Djdk.reflect.useDirectMethodHandle=false");
-      command.add("-Dio.netty.tryReflectionSetAccessible=true");
-      command.add("-cp");
-      command.add(line.classpath());
-      command.add(SparkBenchmarkDriver.class.getName());
-      command.addAll(args);
-      ProcessBuilder child =
-          new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
-      // every Spark endpoint (driver, local-cluster workers, executors) on loopback
-      child.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
-      // the local-cluster workers keep their work directories (executor logs) under SPARK_HOME
-      Path sparkHome = Files.createDirectories(Path.of(options.dir, "spark-home"));
-      child.environment().put("SPARK_HOME", sparkHome.toString());
-      // the built-in shuffle's files on the same disk as the Sluice servers' (executors and the
-      // workers that start them read SPARK_LOCAL_DIRS)
-      Path localDirs = Files.createDirectories(Path.of(options.dir, "spark-local"));
-      child.environment().put("SPARK_LOCAL_DIRS", localDirs.toString());
-      Process process = child.start();
+      Process process = SparkDriverJvm.start(line, args, Path.of(options.dir));
       CpuMeter.Snapshot cpuBefore = null;
       DiskEmulation.Counters diskBefore = null;
       long[] countersBefore = null;
@@ -341,7 +287,7 @@ final class SparkBenchmark {
         double seconds,
         String signature,
         String note,
-        Servers servers,
+        BenchServers servers,
         CpuMeter.Snapshot cpuBefore,
         long[] countersBefore,
         DiskEmulation.Counters diskUsed) {
@@ -405,75 +351,6 @@ final class SparkBenchmark {
 
     static Map<String, String> serverSettings(List<String> settings) {
       return BenchmarkCli.settings("--server-conf", settings);
-    }
-
-    /**
-     * The Sluice servers, in this JVM (the Spark driver and executors run in JVMs of their own).
-     * Their CPU is that of their own threads ({@link CpuMeter}). The bytes shuffled are those
-     * pushed to them, replica copies not counted.
-     */
-    private static final class Servers implements AutoCloseable {
-      final List<ShuffleServer> servers = new ArrayList<>();
-      private final List<MetricRegistry> registries = new ArrayList<>();
-      private final CpuMeter cpu = new CpuMeter();
-      private final Map<String, String> settings;
-
-      /**
-       * @param settings more server settings ({@code --server-conf})
-       */
-      Servers(Map<String, String> settings) {
-        this.settings = settings;
-      }
-
-      void start(Path dir) throws IOException {
-        Files.createDirectories(dir);
-        Map<String, String> values = new LinkedHashMap<>();
-        values.put("sluice.server.host", "127.0.0.1");
-        values.put("sluice.server.port", "0");
-        values.put("sluice.server.dirs", dir.toString());
-        values.put("sluice.commit.fsync", "false");
-        values.putAll(settings);
-        SluiceConf conf = SluiceConf.of(values);
-        MetricRegistry registry = new MetricRegistry();
-        servers.add(
-            new ShuffleServer(new ServerConf(conf), new NetworkConf(conf), registry, Clock.SYSTEM));
-        registries.add(registry);
-      }
-
-      boolean cpuSupported() {
-        return cpu.serverCpuSupported();
-      }
-
-      CpuMeter.Snapshot cpu() {
-        return cpu.snapshot();
-      }
-
-      /**
-       * {@link #SHUFFLED} (bytes pushed, replica copies not counted), {@link #READ} (bytes served)
-       * and {@link #BATCHES} (batches pushed) so far.
-       */
-      long[] counters() {
-        return new long[] {
-          count("bytesPushed") - count("replicaBytesPushed"),
-          count("bytesRead"),
-          count("batchesPushed")
-        };
-      }
-
-      private long count(String meter) {
-        long n = 0;
-        for (MetricRegistry registry : registries) {
-          n += registry.meter(ServerMetrics.PREFIX + meter).getCount();
-        }
-        return n;
-      }
-
-      @Override
-      public void close() {
-        for (ShuffleServer server : servers) {
-          server.close();
-        }
-      }
     }
 
     private void report(

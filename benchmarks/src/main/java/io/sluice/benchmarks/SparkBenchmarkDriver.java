@@ -19,15 +19,20 @@ import org.apache.spark.sql.SparkSession;
  * output. Only Spark and the JDK are used here, so the same classes run on every Spark line.
  *
  * <p>Protocol, one line each: {@code @@begin WORKLOAD COLUMN} right before a timed run (the parent
- * reads the servers' CPU and bytes), {@code @@end WORKLOAD COLUMN SECONDS SIGNATURE NOTE} after it
- * (signature and note Base64 of UTF-8). Other lines are progress for people.
+ * reads the servers' CPU and bytes), {@code @@end WORKLOAD COLUMN SECONDS SIGNATURE NOTE INCIDENTS}
+ * after it (signature, note and incidents Base64 of UTF-8; incidents are {@code key=value} lines:
+ * failed tasks, fetch failures and stage reruns in the timed run, see {@link SparkJobIncidents},
+ * and for a run with a restart what {@link SparkRestartTrigger} saw), and in a run with a restart
+ * {@code @@restart WORKLOAD COLUMN} once the first task of the chosen type in the timed run ended
+ * (the parent restarts a server). Other lines are progress for people.
  *
  * <p>Arguments, {@code key=value}: {@code workloads} (names, comma-separated), {@code scale},
  * {@code warmups}, {@code timedRuns}, {@code coldStart} (each timed run on fresh executors), {@code
  * smallBlocks} (MAPSxREDUCERS), {@code executorMemory}, {@code executorJavaOptions}, {@code scala}
- * (the line's Scala version) and one {@code run} per shuffle, in order: {@code COLUMN:builtin} or
- * {@code COLUMN:sluice:SERVERS:FACTOR:CHECKSUMS} (servers separated by {@code ;}, checksums on or
- * off).
+ * (the line's Scala version) and one {@code run} per shuffle, in order: {@code COLUMN/builtin} or
+ * {@code COLUMN/sluice/SERVERS/FACTOR/CHECKSUMS[/TASKTYPE]} (servers separated by {@code ,},
+ * checksums on or off; a task type, {@code ShuffleMapTask} or {@code ResultTask}, asks for a server
+ * restart in the timed run once the first task of that type ended).
  */
 final class SparkBenchmarkDriver {
   static final String BEGIN = "@@begin";
@@ -97,8 +102,12 @@ final class SparkBenchmarkDriver {
       int column = Integer.parseInt(parts[0]);
       boolean builtin = parts[1].equals("builtin");
       Map<String, String> conf = builtin ? Map.of() : sluiceConf(parts);
+      // a sixth part asks for a server restart in each timed run: the task type that triggers it
+      SparkRestartTrigger restart =
+          parts.length > 5 ? new SparkRestartTrigger(parts[5], out) : null;
       String name = "shuffle-bench-" + (builtin ? "builtin" : "sluice");
-      SparkSession spark = session(name, conf);
+      SparkJobIncidents incidents = new SparkJobIncidents();
+      SparkSession spark = session(name, conf, incidents, restart);
       try {
         for (SparkWorkloads.Workload w : workloads) {
           for (int i = 1; i <= warmups; i++) {
@@ -109,13 +118,24 @@ final class SparkBenchmarkDriver {
             if (coldStart) {
               out.println("# " + w.name() + " on " + run + ": fresh executors for the timed run");
               spark.stop();
-              spark = session(name, conf);
+              spark = session(name, conf, incidents, restart);
               awaitExecutors(spark);
+            }
+            // the warm-ups' last events are counted before the timed run starts, not in it
+            drainListenerBus(spark);
+            incidents.reset();
+            if (restart != null) {
+              restart.arm(w.name(), column);
             }
             out.println(BEGIN + " " + w.name() + " " + column);
             long start = System.nanoTime();
             SparkWorkloads.Outcome outcome = w.run(spark);
             double seconds = (System.nanoTime() - start) / 1e9;
+            drainListenerBus(spark);
+            Map<String, String> counts = incidents.counts();
+            if (restart != null) {
+              counts.putAll(restart.report());
+            }
             out.println(
                 String.join(
                     " ",
@@ -124,13 +144,47 @@ final class SparkBenchmarkDriver {
                     Integer.toString(column),
                     String.format(Locale.ROOT, "%.6f", seconds),
                     encode(outcome.signature),
-                    encode(outcome.note)));
+                    encode(outcome.note),
+                    encode(lines(counts))));
           }
         }
       } finally {
         spark.stop();
       }
     }
+  }
+
+  /** Waits until the driver's listeners have seen every event so far (at most 10 s). */
+  private void drainListenerBus(SparkSession spark) {
+    try {
+      spark.sparkContext().listenerBus().waitUntilEmpty();
+    } catch (Exception | LinkageError e) {
+      // a line without it, or a bus that did not empty in time: the counts may miss a last event
+      out.println("# listener bus not drained: " + e);
+    }
+  }
+
+  /** {@code key=value} lines. */
+  private static String lines(Map<String, String> values) {
+    StringBuilder s = new StringBuilder();
+    for (Map.Entry<String, String> e : values.entrySet()) {
+      s.append(e.getKey()).append('=').append(e.getValue()).append('\n');
+    }
+    return s.toString();
+  }
+
+  /** The {@code key=value} lines of an end line's incidents (its seventh field), decoded. */
+  static Map<String, String> incidents(String[] endLine) {
+    Map<String, String> values = new LinkedHashMap<>();
+    if (endLine.length > 6) {
+      for (String line : decode(endLine[6]).split("\n")) {
+        int eq = line.indexOf('=');
+        if (eq > 0) {
+          values.put(line.substring(0, eq), line.substring(eq + 1));
+        }
+      }
+    }
+    return values;
   }
 
   /** The Spark settings of a run {@code COLUMN/sluice/SERVERS/FACTOR/CHECKSUMS}. */
@@ -150,6 +204,20 @@ final class SparkBenchmarkDriver {
           "spark.executor.extraJavaOptions", "-D" + ChecksumBenchmarkSwitch.PROPERTY + "=true");
     }
     return conf;
+  }
+
+  /** A new session with {@code extra} settings and the listeners (the trigger may be null). */
+  private SparkSession session(
+      String name,
+      Map<String, String> extra,
+      SparkJobIncidents incidents,
+      SparkRestartTrigger restart) {
+    SparkSession spark = session(name, extra);
+    spark.sparkContext().addSparkListener(incidents);
+    if (restart != null) {
+      spark.sparkContext().addSparkListener(restart);
+    }
+    return spark;
   }
 
   private SparkSession session(String name, Map<String, String> extra) {
