@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.JobID;
@@ -62,7 +63,7 @@ class SluiceShuffleMasterTest {
   /** The job's side of Flink's JobMaster: records which partitions it was told are lost. */
   private static final class JobContext implements JobShuffleContext {
     final JobID jobId = new JobID();
-    final List<ResultPartitionID> lost = new ArrayList<>();
+    final List<ResultPartitionID> lost = new CopyOnWriteArrayList<>();
 
     @Override
     public JobID getJobId() {
@@ -92,6 +93,8 @@ class SluiceShuffleMasterTest {
     conf.setString("sluice.servers", FlinkClientConfTest.serverList(cluster));
     conf.setString("sluice.flink.regionSize", "1m");
     conf.setString("sluice.flink.inputGateMemory", "256k");
+    // a stopped server counts as lost once it has not come back for this long
+    conf.setString("sluice.client.serverRestartWait", "1s");
     master = new SluiceShuffleMaster(conf);
     master.start();
     return master;
@@ -274,6 +277,10 @@ class SluiceShuffleMasterTest {
       SluiceShuffleDescriptor next =
           register(job, partition(dataSet, i, ResultPartitionType.BLOCKING), 0);
       assertThat(next.port()).isEqualTo(onLive.port());
+    }
+    // and once it has not come back within sluice.client.serverRestartWait, its partitions go
+    for (int look = 0; look < 600 && job.lost.isEmpty(); look++) {
+      Thread.sleep(50);
     }
     assertThat(job.lost).containsExactly(onLost.getResultPartitionID());
   }
