@@ -5,9 +5,6 @@ import com.beust.jcommander.Parameter;
 import com.beust.jcommander.ParameterException;
 import com.codahale.metrics.MetricRegistry;
 import io.sluice.client.ClientConf;
-import io.sluice.client.ClientContext;
-import io.sluice.client.coordinator.CoordinatorClient;
-import io.sluice.client.coordinator.ShuffleCoordinator;
 import io.sluice.common.Clock;
 import io.sluice.common.SluiceConf;
 import io.sluice.network.NetworkConf;
@@ -27,8 +24,10 @@ import java.util.concurrent.ExecutionException;
  * {@code shuffle-bench tenants}: a noisy neighbour. One application pushes far more than {@code
  * sluice.memory.max} as fast as it can while a small application runs short shuffles against the
  * same server; each application has its own client (its own connections), as two jobs on a cluster
- * do. Reports the small application's shuffle time alone and beside the heavy one, the heavy one's
- * ingest alone and beside the small one, and the peak of held memory.
+ * do. After a warm-up round, each of {@code --rounds} rounds measures both applications alone, then
+ * both at once, so that alone and beside take turns and neither is the cold one. Reports, with
+ * their spread over the rounds, the small application's shuffle time alone and beside the heavy
+ * one, the heavy one's ingest alone and beside the small one, and the peak of held memory.
  */
 public final class TenantsBenchmark {
   static final String NAME = "tenants";
@@ -38,7 +37,7 @@ public final class TenantsBenchmark {
   /** Options. */
   static final class Options {
     @Parameter(names = "--heavy-size", description = "Bytes the heavy application pushes")
-    String heavySize = "2g";
+    String heavySize = "1g";
 
     @Parameter(names = "--heavy-pushers", description = "The heavy application's map tasks")
     int heavyPushers = 8;
@@ -49,8 +48,15 @@ public final class TenantsBenchmark {
     @Parameter(names = "--small-pushers", description = "Map tasks of each small shuffle")
     int smallPushers = 4;
 
-    @Parameter(names = "--small-shuffles", description = "Small shuffles measured alone")
+    @Parameter(
+        names = "--small-shuffles",
+        description = "Small shuffles measured alone in each round")
     int smallShuffles = 5;
+
+    @Parameter(
+        names = "--rounds",
+        description = "Rounds measured, each alone then beside, after one warm-up round")
+    int rounds = 5;
 
     @Parameter(names = "--memory", description = "sluice.memory.max of the server")
     String memory = "64m";
@@ -64,57 +70,10 @@ public final class TenantsBenchmark {
     boolean help;
   }
 
-  /** One application: its own client, coordinator and shuffles. */
-  private static final class Tenant implements AutoCloseable {
-    final ClientContext context;
-    final ShuffleCoordinator coordinator;
-    final ShuffleRound round;
-    int nextShuffle;
+  /** The heavy push of the warm-up round, at most. */
+  private static final long WARMUP_HEAVY_BYTES = 512L << 20;
 
-    Tenant(String appId, SluiceConf conf, ShuffleServer server, int partitions, int readers)
-        throws IOException {
-      context = new ClientContext(conf);
-      coordinator =
-          new ShuffleCoordinator(
-              appId,
-              List.of(ClientContext.address("127.0.0.1", server.port())),
-              context,
-              "127.0.0.1");
-      round =
-          new ShuffleRound(
-              context,
-              coordinator,
-              new CoordinatorClient(
-                  context, appId, ClientContext.address("127.0.0.1", coordinator.port())),
-              new Records(appId.hashCode()),
-              new CpuMeter(),
-              List.of(server.metrics()),
-              partitions,
-              readers,
-              1,
-              1);
-    }
-
-    RoundResult shuffle(int pushers, long bytes) {
-      try {
-        return round.run(nextShuffle++, pushers, bytes);
-      } catch (IOException | RuntimeException e) {
-        return RoundResult.failed(pushers, e.toString());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return RoundResult.failed(pushers, "interrupted");
-      }
-    }
-
-    @Override
-    public void close() throws IOException {
-      try {
-        coordinator.close();
-      } finally {
-        context.close();
-      }
-    }
-  }
+  private static final int WARMUP_SMALL_SHUFFLES = 2;
 
   private TenantsBenchmark() {}
 
@@ -136,9 +95,9 @@ public final class TenantsBenchmark {
       heavySize = ByteSizes.parse("--heavy-size", o.heavySize);
       smallSize = ByteSizes.parse("--small-size", o.smallSize);
       memory = ByteSizes.parse("--memory", o.memory);
-      if (o.heavyPushers < 1 || o.smallPushers < 1 || o.smallShuffles < 1) {
+      if (o.heavyPushers < 1 || o.smallPushers < 1 || o.smallShuffles < 1 || o.rounds < 1) {
         throw new ParameterException(
-            "--heavy-pushers, --small-pushers and --small-shuffles must be positive");
+            "--heavy-pushers, --small-pushers, --small-shuffles and --rounds must be positive");
       }
       if (memory < (2 << 20)) {
         throw new ParameterException("--memory must be at least 2m, got " + o.memory);
@@ -173,178 +132,88 @@ public final class TenantsBenchmark {
     out.printf(
         Locale.ROOT,
         "shuffle-bench tenants: heavy application %s with %d pushers; small application shuffles"
-            + " of %s with %d pushers; one server, memory max %s; %d CPUs%n",
+            + " of %s with %d pushers; one server, memory max %s; %d rounds; %d CPUs%n",
         o.heavySize,
         o.heavyPushers,
         o.smallSize,
         o.smallPushers,
         o.memory,
+        o.rounds,
         Runtime.getRuntime().availableProcessors());
     long pid = ProcessHandle.current().pid();
     try (ShuffleServer server =
             new ShuffleServer(
                 new ServerConf(conf), new NetworkConf(conf), new MetricRegistry(), Clock.SYSTEM);
-        Tenant heavy = new Tenant("sluice-tenants-heavy-" + pid, conf, server, 200, 2);
-        Tenant small = new Tenant("sluice-tenants-small-" + pid, conf, server, 20, 2)) {
-      List<RoundResult> all = new ArrayList<>();
-      out.println("warmup (not reported)");
-      all.add(heavy.shuffle(o.heavyPushers, Math.min(heavySize, 256L << 20)));
-      all.add(small.shuffle(o.smallPushers, smallSize));
+        BenchTenant heavy = new BenchTenant("sluice-tenants-heavy-" + pid, conf, server, 200, 2);
+        BenchTenant small = new BenchTenant("sluice-tenants-small-" + pid, conf, server, 20, 2)) {
+      Phases phases = new Phases(o, server, heavy, small, smallSize);
+      long warmupSize = Math.min(heavySize, WARMUP_HEAVY_BYTES);
+      out.printf(
+          Locale.ROOT,
+          "warm-up (not reported): the same round with the heavy application pushing %d MiB%n",
+          warmupSize >> 20);
+      TenantsRound warmup = phases.round(warmupSize, WARMUP_SMALL_SHUFFLES);
+      out.println(warmup.line("warm-up"));
+      List<RoundResult> all = new ArrayList<>(warmup.all());
+      List<TenantsRound> rounds = new ArrayList<>();
+      for (int i = 1; i <= o.rounds; i++) {
+        TenantsRound round = phases.round(heavySize, o.smallShuffles);
+        rounds.add(round);
+        all.addAll(round.all());
+        out.println(round.line("round " + i));
+      }
+      boolean verified = all.stream().allMatch(RoundResult::verified);
+      new TenantsReport(rounds, server.memory().peak(), memory, verified, firstFailure(all))
+          .print(out);
+      return verified ? 0 : 1;
+    }
+  }
 
-      out.println("small application alone: " + o.smallShuffles + " shuffles");
+  /** The two phases of a round, alone then beside, on one server. */
+  private static final class Phases {
+    private final Options o;
+    private final ShuffleServer server;
+    private final BenchTenant heavy;
+    private final BenchTenant small;
+    private final long smallSize;
+
+    Phases(Options o, ShuffleServer server, BenchTenant heavy, BenchTenant small, long smallSize) {
+      this.o = o;
+      this.server = server;
+      this.heavy = heavy;
+      this.small = small;
+      this.smallSize = smallSize;
+    }
+
+    /**
+     * Alone: {@code smallShuffles} small shuffles one after another, then the heavy push. Beside:
+     * the heavy push again, and small shuffles one after another from when held memory reaches half
+     * the pause watermark (the neighbour is noisy once memory is under pressure) for as long as it
+     * runs.
+     */
+    TenantsRound round(long heavySize, int smallShuffles)
+        throws InterruptedException, ExecutionException {
       List<RoundResult> smallAlone = new ArrayList<>();
-      for (int i = 0; i < o.smallShuffles; i++) {
+      for (int i = 0; i < smallShuffles; i++) {
         smallAlone.add(small.shuffle(o.smallPushers, smallSize));
       }
-      out.println("heavy application alone");
       RoundResult heavyAlone = heavy.shuffle(o.heavyPushers, heavySize);
 
-      out.println("both at once: small shuffles while the heavy application pushes");
       long pausedBefore = server.memory().pausedMillis();
       CompletableFuture<RoundResult> heavyRun =
           CompletableFuture.supplyAsync(() -> heavy.shuffle(o.heavyPushers, heavySize));
-      // the neighbour is noisy once memory is under pressure
       while (!heavyRun.isDone()
           && server.memory().held() < server.memory().pauseWatermarkBytes() / 2) {
         Thread.sleep(5);
       }
       List<RoundResult> smallBeside = new ArrayList<>();
       while (!heavyRun.isDone()) {
-        RoundResult r = small.shuffle(o.smallPushers, smallSize);
-        smallBeside.add(r);
-        out.printf(
-            Locale.ROOT,
-            "  small shuffle beside: push %.3f s, commit %.3f s, read %.3f s%n",
-            r.pushNanos / 1e9,
-            r.commitNanos / 1e9,
-            r.readNanos / 1e9);
+        smallBeside.add(small.shuffle(o.smallPushers, smallSize));
       }
       RoundResult heavyBeside = heavyRun.get();
       long pausedBeside = server.memory().pausedMillis() - pausedBefore;
-
-      all.addAll(smallAlone);
-      all.add(heavyAlone);
-      all.addAll(smallBeside);
-      all.add(heavyBeside);
-      boolean verified = all.stream().allMatch(RoundResult::verified);
-      report(
-          out,
-          new Report(
-              median(smallAlone),
-              median(smallBeside),
-              slowest(smallBeside),
-              smallBeside.size(),
-              heavyAlone.ingestMBps(),
-              heavyBeside.ingestMBps(),
-              server.memory().peak(),
-              memory,
-              pausedBeside,
-              verified,
-              firstFailure(all)));
-      return verified ? 0 : 1;
+      return new TenantsRound(smallAlone, heavyAlone, smallBeside, heavyBeside, pausedBeside);
     }
-  }
-
-  /** What the run measured. */
-  static final class Report {
-    final double smallAloneSec;
-    final double smallBesideSec;
-    final double smallBesideSlowestSec;
-    final int smallBesideCount;
-    final double heavyAloneMBps;
-    final double heavyBesideMBps;
-    final long peakHeldBytes;
-    final long memoryMaxBytes;
-    final long pausedMillis;
-    final boolean verified;
-    final String failure;
-
-    Report(
-        double smallAloneSec,
-        double smallBesideSec,
-        double smallBesideSlowestSec,
-        int smallBesideCount,
-        double heavyAloneMBps,
-        double heavyBesideMBps,
-        long peakHeldBytes,
-        long memoryMaxBytes,
-        long pausedMillis,
-        boolean verified,
-        String failure) {
-      this.smallAloneSec = smallAloneSec;
-      this.smallBesideSec = smallBesideSec;
-      this.smallBesideSlowestSec = smallBesideSlowestSec;
-      this.smallBesideCount = smallBesideCount;
-      this.heavyAloneMBps = heavyAloneMBps;
-      this.heavyBesideMBps = heavyBesideMBps;
-      this.peakHeldBytes = peakHeldBytes;
-      this.memoryMaxBytes = memoryMaxBytes;
-      this.pausedMillis = pausedMillis;
-      this.verified = verified;
-      this.failure = failure;
-    }
-
-    double smallSlowdown() {
-      return smallBesideSec / smallAloneSec;
-    }
-
-    double heavyThroughputRatio() {
-      return heavyBesideMBps / heavyAloneMBps;
-    }
-
-    String json() {
-      return "{\"benchmark\":\"tenants\""
-          + ",\"smallAloneSec\":"
-          + Json.num(smallAloneSec)
-          + ",\"smallBesideSec\":"
-          + Json.num(smallBesideSec)
-          + ",\"smallBesideSlowestSec\":"
-          + Json.num(smallBesideSlowestSec)
-          + ",\"smallShufflesBeside\":"
-          + smallBesideCount
-          + ",\"smallSlowdown\":"
-          + Json.num(smallSlowdown())
-          + ",\"heavyAloneMBps\":"
-          + Json.num(heavyAloneMBps)
-          + ",\"heavyBesideMBps\":"
-          + Json.num(heavyBesideMBps)
-          + ",\"heavyThroughputRatio\":"
-          + Json.num(heavyThroughputRatio())
-          + ",\"pausedMillisBeside\":"
-          + pausedMillis
-          + ",\"peakHeldBytes\":"
-          + peakHeldBytes
-          + ",\"memoryMaxBytes\":"
-          + memoryMaxBytes
-          + ",\"withinBound\":"
-          + (peakHeldBytes <= memoryMaxBytes)
-          + ",\"verified\":"
-          + verified
-          + "}";
-    }
-  }
-
-  /** The median whole-shuffle time (push, commit and read) in seconds; NaN when none ran. */
-  static double median(List<RoundResult> rounds) {
-    double[] secs = seconds(rounds);
-    if (secs.length == 0) {
-      return Double.NaN;
-    }
-    int mid = secs.length / 2;
-    return secs.length % 2 == 1 ? secs[mid] : (secs[mid - 1] + secs[mid]) / 2;
-  }
-
-  /** The slowest whole-shuffle time in seconds; NaN when none ran. */
-  static double slowest(List<RoundResult> rounds) {
-    double[] secs = seconds(rounds);
-    return secs.length == 0 ? Double.NaN : secs[secs.length - 1];
-  }
-
-  private static double[] seconds(List<RoundResult> rounds) {
-    return rounds.stream()
-        .mapToDouble(r -> (r.pushNanos + r.commitNanos + r.readNanos) / 1e9)
-        .sorted()
-        .toArray();
   }
 
   private static String firstFailure(List<RoundResult> rounds) {
@@ -354,40 +223,5 @@ public final class TenantsBenchmark {
       }
     }
     return null;
-  }
-
-  static void report(PrintStream out, Report r) {
-    out.println();
-    out.printf(Locale.ROOT, "%-40s %10s %10s %8s%n", "", "alone", "beside", "ratio");
-    out.printf(
-        Locale.ROOT,
-        "%-40s %10.3f %10.3f %8.2f%n",
-        "small shuffle, median s (" + r.smallBesideCount + " beside)",
-        r.smallAloneSec,
-        r.smallBesideSec,
-        r.smallSlowdown());
-    out.printf(
-        Locale.ROOT,
-        "%-40s %10s %10.3f%n",
-        "small shuffle, slowest s beside",
-        "",
-        r.smallBesideSlowestSec);
-    out.printf(
-        Locale.ROOT,
-        "%-40s %10.1f %10.1f %8.2f%n",
-        "heavy ingest MB/s",
-        r.heavyAloneMBps,
-        r.heavyBesideMBps,
-        r.heavyThroughputRatio());
-    out.printf(
-        Locale.ROOT,
-        "peak held %d of %d bytes (%.3f); pushes paused %.2f s while both ran; verified: %s%n",
-        r.peakHeldBytes,
-        r.memoryMaxBytes,
-        (double) r.peakHeldBytes / r.memoryMaxBytes,
-        r.pausedMillis / 1000.0,
-        r.verified ? "yes" : "NO (" + r.failure + ")");
-    out.println(r.json());
-    out.flush();
   }
 }
