@@ -39,6 +39,8 @@ public final class ApplicationClient implements AutoCloseable {
     conf.put("sluice.network.connectTimeout", "5s");
     conf.put("sluice.push.retryWait", "10ms");
     conf.put("sluice.push.retryMaxWait", "200ms");
+    // these suites kill servers and restart them only once the loss showed: wait briefly
+    conf.put("sluice.client.serverRestartWait", "2s");
     conf.putAll(extra);
     this.context = new ClientContext(SluiceConf.of(conf));
     this.coordinator = new ShuffleCoordinator(appId, servers, context, "127.0.0.1");

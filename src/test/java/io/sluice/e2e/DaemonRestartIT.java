@@ -8,6 +8,7 @@ import io.sluice.testutil.Records;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -28,6 +29,10 @@ class DaemonRestartIT {
   private static final int PARTITIONS = 8;
   private static final int RECORDS = 200;
 
+  /** The clients wait for a restarting server as long as they do by default. */
+  private static final Map<String, String> RESTARTS =
+      Map.of("sluice.client.serverRestartWait", "60s");
+
   @TempDir Path tmp;
   private DaemonProcess daemon;
 
@@ -45,7 +50,8 @@ class DaemonRestartIT {
   void sigtermMidShuffleThenRestartServesEverythingAcknowledged() throws Exception {
     int port = daemon.start(0);
     try (ApplicationClient app =
-        new ApplicationClient("app-sigterm", List.of(ClientContext.address("127.0.0.1", port)))) {
+        new ApplicationClient(
+            "app-sigterm", List.of(ClientContext.address("127.0.0.1", port)), RESTARTS)) {
       app.coordinator().registerShuffle(0, 2, PARTITIONS);
       // map 0 is acknowledged and reported; the shuffle waits for map 1, so nothing is committed
       app.runMap(0, 0, PARTITIONS, RECORDS, 300);
@@ -75,7 +81,8 @@ class DaemonRestartIT {
       throws Exception {
     int port = daemon.start(0);
     try (ApplicationClient app =
-        new ApplicationClient("app-kill", List.of(ClientContext.address("127.0.0.1", port)))) {
+        new ApplicationClient(
+            "app-kill", List.of(ClientContext.address("127.0.0.1", port)), RESTARTS)) {
       app.coordinator().registerShuffle(0, 2, PARTITIONS);
       app.runMap(0, 0, PARTITIONS, RECORDS, 300);
       app.runMap(0, 1, PARTITIONS, RECORDS, 300);
