@@ -1,6 +1,7 @@
 # Environment of bin/shuffle-daemon and bin/sluice-ctl, sourced by both when present (a bash
-# script: plain assignments). Every line is commented out and shows the default; uncomment a
-# line to change it. A value set here wins over the same variable in the caller's environment.
+# script: plain assignments). Every setting is commented out: the comment above it names its
+# default, and the line shows an example value; uncomment a line to set it. A value set here
+# wins over the same variable in the caller's environment.
 
 # The Java 11+ runtime to use (default: java on the PATH).
 # export JAVA_HOME=/usr/lib/jvm/java-17
@@ -29,13 +30,20 @@
 # the GC log and heap dumps (default: logs/ of this installation).
 # export SLUICE_LOG_DIR=/var/log/sluice
 
-# Directory of the pid file (default: $SLUICE_LOG_DIR).
+# Directory of the pid file and of shuffle-daemon.args, the options the running daemon was
+# started with, which 'stop' and 'status' read (default: $SLUICE_LOG_DIR).
 # export SLUICE_PID_DIR=/var/run/sluice
 
-# Seconds 'shuffle-daemon stop' waits for the daemon to exit (default: 90, above
-# sluice.shutdown.timeout, the longest its commit of open splits may take), and seconds
-# 'shuffle-daemon start' waits for it to serve (default: 60).
+# Seconds 'shuffle-daemon stop' waits for the daemon to exit once its drain is over. Default:
+# the daemon's sluice.shutdown.timeout (the longest its commit of the open splits may take; 60s
+# unless set) plus 30, read from conf/ and the options it was started with, so raising
+# sluice.shutdown.timeout raises the wait too. The drain ('stop --drain SECONDS', or
+# sluice.shutdown.drainTimeout when longer) is added either way. Set this only to wait longer or
+# shorter than that; a wait shorter than sluice.shutdown.timeout can report a failure while the
+# server still commits.
 # export SLUICE_STOP_TIMEOUT=90
+
+# Seconds 'shuffle-daemon start' waits for the daemon to serve (default: 60).
 # export SLUICE_START_WAIT=60
 
 # Hadoop's jars, for the distributed storage tier (sluice.storage.policy=...,hdfs); Sluice

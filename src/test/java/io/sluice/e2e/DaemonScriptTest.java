@@ -5,8 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.netty.channel.epoll.Epoll;
+import io.sluice.testutil.TestCertificates;
+import java.io.File;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -152,6 +156,80 @@ class DaemonScriptTest {
     assertThat(logDir.resolve("shuffle-daemon.pid")).doesNotExist();
   }
 
+  /**
+   * With TLS on, the admin port serves HTTPS, and {@code sluice.metrics.host} binds it to another
+   * address than 127.0.0.1 (as docs/security.md advises for a management network): status asks
+   * there, over HTTPS, as the settings the daemon read say (a --conf file in Properties syntax).
+   */
+  @Test
+  void statusAsksTheAdminApiOverHttpsAtItsBindAddress() throws Exception {
+    assumeTrue(canBind("127.0.0.2"), "127.0.0.2 is not a local address here");
+    assumeTrue(
+        onPath("curl") || onPath("openssl"), "neither curl nor openssl to ask over HTTPS with");
+    TestCertificates certificates = TestCertificates.create(tmp.resolve("tls"), "daemon");
+    Path conf = tmp.resolve("tls.conf");
+    Files.writeString(
+        conf,
+        String.join(
+            "\n",
+            "# the daemon reads this with java.util.Properties: key = value and key: value",
+            "sluice.tls.enabled: true",
+            "sluice.tls.keyStore = " + certificates.keyStore,
+            "sluice.tls.keyStorePassword = " + TestCertificates.PASSWORD,
+            "sluice.metrics.host = 127.0.0.2",
+            ""));
+    int metricsPort = freePort();
+    DaemonScript.Result start =
+        script(
+            "start",
+            "--port",
+            "0",
+            "--dirs",
+            dataDir.toString(),
+            "--port-file",
+            portFile.toString(),
+            "--conf",
+            conf.toString(),
+            "--set",
+            "sluice.metrics.port=" + metricsPort);
+    assertThat(start.code).as("start: %s\n%s", start.output, daemonOut()).isZero();
+    awaitPort();
+
+    DaemonScript.Result status = script("status");
+
+    assertThat(status.code).as("status: %s\n%s", status.output, daemonOut()).isZero();
+    assertThat(status.output).contains("healthy, SERVING", "https://127.0.0.2:" + metricsPort);
+    assertThat(script("stop").code).isZero();
+  }
+
+  /**
+   * Without SLUICE_STOP_TIMEOUT, stop waits the daemon's own sluice.shutdown.timeout plus 30 s,
+   * after its sluice.shutdown.drainTimeout: never less than the server may take to stop.
+   */
+  @Test
+  void stopWaitsLongerThanTheDaemonsShutdownAndDrainTimeouts() throws Exception {
+    DaemonScript.Result start =
+        script(
+            "start",
+            "--port",
+            "0",
+            "--dirs",
+            dataDir.toString(),
+            "--set",
+            "sluice.shutdown.timeout=5s",
+            "--set",
+            "sluice.shutdown.drainTimeout=2s");
+    assertThat(start.code).as("start: %s\n%s", start.output, daemonOut()).isZero();
+
+    DaemonScript.Result stop = script(Map.of("SLUICE_STOP_TIMEOUT", ""), "stop");
+
+    assertThat(stop.code).as("stop: %s\n%s", stop.output, daemonOut()).isZero();
+    assertThat(stop.output)
+        .contains("waiting at most 37 s (sluice.shutdown.timeout 5 s + 30 s, after a drain")
+        .contains("stopped");
+    assertThat(logDir.resolve("shuffle-daemon.args")).doesNotExist();
+  }
+
   @Test
   void anUnknownCommandPrintsUsage() throws Exception {
     DaemonScript.Result result = script("restart-everything");
@@ -197,6 +275,33 @@ class DaemonScriptTest {
         .contains("sluice-server listening on")
         .contains("(epoll transport)")
         .doesNotContain("(nio transport)");
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket free = new ServerSocket(0)) {
+      return free.getLocalPort();
+    }
+  }
+
+  private static boolean canBind(String address) {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(address))) {
+      return socket.isBound();
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static boolean onPath(String command) {
+    String path = System.getenv("PATH");
+    if (path == null) {
+      return false;
+    }
+    for (String dir : path.split(File.pathSeparator)) {
+      if (!dir.isEmpty() && Files.isExecutable(Paths.get(dir, command))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private int awaitPort() throws IOException, InterruptedException {
