@@ -41,6 +41,8 @@ class FlinkReplicationIT {
   private static volatile TestCluster servers;
   private static final AtomicBoolean serverStopped = new AtomicBoolean();
   private static volatile CountDownLatch lossNoticed = new CountDownLatch(1);
+  // with one copy the consumers read once the master has reported server 0's partitions lost
+  private static volatile boolean awaitLossReport;
   private static List<String> expected;
   private MiniCluster flink;
 
@@ -57,6 +59,7 @@ class FlinkReplicationIT {
   private void start(int factor) throws Exception {
     serverStopped.set(false);
     lossNoticed = new CountDownLatch(1);
+    awaitLossReport = factor == 1;
     Runs.clear();
     ObservingShuffleServiceFactory.reset();
     servers = TestCluster.start(tmp.resolve("sluice"), 3);
@@ -142,8 +145,11 @@ class FlinkReplicationIT {
   }
 
   /**
-   * The first attempt of each consumer: the first to open stops server 0; each then waits a second
-   * (ten heartbeats of the shuffle master) before it reads, so the master has found server 0 down.
+   * The first attempt of each consumer: the first to open stops server 0; each then waits before
+   * it reads: with one copy until the master has reported the partitions on server 0 lost (after
+   * {@code sluice.client.serverRestartWait}, as for any server that stopped taking connections),
+   * otherwise a second (ten heartbeats of the shuffle master). Without that wait the consumers
+   * could fail first and Flink would release and rerun a producer before the master reports it.
    */
   static final class StopServerZeroOnOpen extends Sum {
     private static final long serialVersionUID = 1L;
@@ -156,7 +162,11 @@ class FlinkReplicationIT {
       }
       if (serverStopped.compareAndSet(false, true)) {
         servers.server(0).close();
-        Thread.sleep(1000);
+        if (awaitLossReport) {
+          ObservingShuffleServiceFactory.lossReported().get(30, TimeUnit.SECONDS);
+        } else {
+          Thread.sleep(1000);
+        }
         lossNoticed.countDown();
       }
       lossNoticed.await(30, TimeUnit.SECONDS);

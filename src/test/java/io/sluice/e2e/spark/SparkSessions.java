@@ -1,13 +1,17 @@
 package io.sluice.e2e.spark;
 
 import java.io.IOException;
+import java.nio.file.FileVisitOption;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
-import java.util.stream.Stream;
 import org.apache.spark.sql.SparkSession;
 
 /**
@@ -106,16 +110,40 @@ final class SparkSessions {
    *
    * @throws IllegalStateException when no executor log of the application is found
    */
+  /** Whether {@code f} lies under a directory named {@code appId} at most three levels in. */
+  private static boolean under(Path f, String appId, Path tmp) {
+    Path rel = tmp.relativize(f);
+    for (int i = 0; i < Math.min(3, rel.getNameCount() - 1); i++) {
+      if (rel.getName(i).toString().equals(appId)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   static List<String> executorLogLines(String appId, Predicate<String> filter) throws IOException {
     List<Path> logs = new ArrayList<>();
     Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
-    try (Stream<Path> dirs = Files.find(tmp, 3, (p, a) -> a.isDirectory() && p.endsWith(appId))) {
-      for (Path appDir : (Iterable<Path>) dirs::iterator) {
-        try (Stream<Path> files = Files.walk(appDir)) {
-          files.filter(f -> f.getFileName().toString().equals("stderr")).forEach(logs::add);
-        }
-      }
-    }
+    // the temporary directory is shared with every other process on the machine: what vanishes
+    // while it is walked (another JVM's native library, a test's directory) is passed over
+    Files.walkFileTree(
+        tmp,
+        EnumSet.noneOf(FileVisitOption.class),
+        6,
+        new SimpleFileVisitor<Path>() {
+          @Override
+          public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
+            if (f.getFileName().toString().equals("stderr") && under(f, appId, tmp)) {
+              logs.add(f);
+            }
+            return FileVisitResult.CONTINUE;
+          }
+
+          @Override
+          public FileVisitResult visitFileFailed(Path f, IOException e) {
+            return FileVisitResult.CONTINUE;
+          }
+        });
     if (logs.isEmpty()) {
       throw new IllegalStateException("no executor log of " + appId + " under " + tmp);
     }
