@@ -586,22 +586,26 @@ public final class PartitionReader implements Closeable {
   }
 
   /**
-   * Opens split copy {@code s} for reading: with the answer to an open sent ahead when {@code
-   * ahead} is not null, else by asking its server now.
+   * Opens split copy {@code s} for reading: with the open sent ahead when {@code ahead} is not null
+   * (on its connection, which holds the stream if the answer leaves one), else by asking its server
+   * now.
    */
-  private void openStream(CommittedSplit s, CompletableFuture<Message> ahead) throws IOException {
+  private void openStream(CommittedSplit s, SplitOpens.OpenedAhead ahead) throws IOException {
     if (!s.getRemotePath().isEmpty()) {
       openRemote(s);
       return;
     }
     if (ahead == null) {
       awaitClosed(s.getServer());
+      connection = context.connection(appId, s.getServer());
+    } else {
+      connection = ahead.connection;
     }
-    connection = context.connection(appId, s.getServer());
     split = s;
     Response r;
     try {
-      Message m = awaitResponse(ahead != null ? ahead : opens.open(connection, s), "opening");
+      Message m =
+          awaitResponse(ahead != null ? ahead.answer : opens.open(connection, s), "opening");
       r = m.header(Response.class);
       if (r.getStream().getFirstChunkInline()) {
         // its body is chunk 0: read as if fetched

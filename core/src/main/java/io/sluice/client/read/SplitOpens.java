@@ -27,8 +27,11 @@ import java.util.concurrent.CompletableFuture;
  * hold a stream there until its turn). Not thread safe: the reader's thread only.
  */
 final class SplitOpens {
-  /** A split opened ahead of its turn, with the answer that brings it whole. */
-  private static final class OpenedAhead {
+  /**
+   * A split opened ahead of its turn, with the answer that brings it whole and the connection that
+   * opened it: a stream the answer leaves open is the connection's, fetched and closed on it.
+   */
+  static final class OpenedAhead {
     final CommittedSplit split;
     final TransportClient connection;
     final CompletableFuture<Message> answer;
@@ -119,14 +122,13 @@ final class SplitOpens {
         && s.getChunkOffsets(1) - s.getChunkOffsets(0) <= inlineFirstChunk;
   }
 
-  /** The answer to the open sent ahead for split copy {@code s}, or null when none was. */
-  CompletableFuture<Message> takeOpenedAhead(CommittedSplit s) {
+  /** The open sent ahead for split copy {@code s}, or null when none was. */
+  OpenedAhead takeOpenedAhead(CommittedSplit s) {
     OpenedAhead first = openedAhead.peek();
     if (first == null || first.split != s) {
       return null;
     }
-    openedAhead.poll();
-    return first.answer;
+    return openedAhead.poll();
   }
 
   /**
