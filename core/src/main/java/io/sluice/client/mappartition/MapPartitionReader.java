@@ -490,7 +490,10 @@ public final class MapPartitionReader implements Closeable {
         head.data.release();
         head = null;
       }
-      closeNow = streamId >= 0 && !endSeen && failure == null;
+      // also after a failure: one found here (a bad block, records that differ) leaves the
+      // stream open on the server, and one the server answered is closed there already (the
+      // close is then answered NOT_FOUND) or its connection is gone (the close fails at once)
+      closeNow = streamId >= 0 && !endSeen && !closeSent;
       // the answer to the open is on its way: opened() closes the stream, or fail() hears why not
       opening = streamId < 0 && failure == null;
       closing = closeSent;
@@ -498,7 +501,7 @@ public final class MapPartitionReader implements Closeable {
     if (closeNow) {
       closeStream();
     } else if (!opening && !closing) {
-      // ended (the server closed it), failed, or never reached the server
+      // ended (the server closed it), or its open failed
       closedOnServer.complete(null);
     }
   }

@@ -274,6 +274,62 @@ class CorruptedMapPartitionIT {
   }
 
   /**
+   * A reader that fails on its side (here a block whose checksum does not match, while the server
+   * has much more of the stream to send) closes its stream on the server all the same: {@link
+   * MapPartitionReader#closedOnServer} completes only once the server let it go, so a task that
+   * waits for it does not find its streams still counted against {@code sluice.app.maxOpenStreams}.
+   */
+  @Test
+  void aReaderFailingOnItsSideClosesItsStreamOnTheServer() throws Exception {
+    InetSocketAddress at = placement.place(17, 16, 16).get();
+    MapPartitionId id = new MapPartitionId(APP, 17, 3, 1);
+    try (MapPartitionWriter w =
+        MapPartitionWriter.open(
+            cluster.context(), id, at.getHostString(), at.getPort(), 2, BLOCK)) {
+      w.startRegion(false);
+      w.write(0, ByteBuffer.wrap(bytes(0, 200 * BLOCK)));
+      w.write(1, ByteBuffer.wrap(bytes(1, 200 * BLOCK)));
+      w.finishRegion();
+      w.commit();
+    }
+    Path file;
+    try (Stream<Path> files = Files.walk(dir)) {
+      file =
+          files
+              .filter(p -> p.getFileName().toString().equals("map-3-1.data"))
+              .filter(p -> p.getParent().getFileName().toString().equals("17"))
+              .findFirst()
+              .orElseThrow();
+    }
+    byte[] bytes = Files.readAllBytes(file);
+    bytes[MapBlockFormat.HEADER_SIZE + 10] ^= 0x20; // in the first block
+    Files.write(file, bytes);
+
+    Semaphore available = new Semaphore(0);
+    MapPartitionReader reader =
+        MapPartitionReader.open(
+            cluster.context(), id, at.getHostString(), at.getPort(), 0, 1, available::release);
+    Throwable failure;
+    try {
+      failure =
+          catchThrowable(
+              () -> {
+                while (!reader.isFinished()) {
+                  if (reader.poll() == null) {
+                    available.tryAcquire(100, TimeUnit.MILLISECONDS);
+                  }
+                }
+              });
+      assertThat(server().openStreamCount()).as("the stream, still open on the server").isOne();
+    } finally {
+      reader.close();
+    }
+    assertThat(failure).isInstanceOf(IOException.class).hasMessageContaining("CRC32C");
+    reader.closedOnServer().get(30, TimeUnit.SECONDS);
+    assertThat(server().openStreamCount()).as("streams open on the server").isZero();
+  }
+
+  /**
    * Commits map 3 attempt 1 of shuffle {@code shuffle}: one region, three blocks of each of two
    * subpartitions.
    *
