@@ -34,7 +34,9 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>With {@code sluice.auth.enabled}, the two endpoints that list application ids need the token
- * too; {@code status} (counts only) and {@code /metrics} stay open for monitoring.
+ * too; {@code status} (counts only) and {@code /metrics} stay open for monitoring, where the
+ * per-application series are labelled with their ids only for a scrape that sends the token ({@link
+ * #showsApplicationIds}).
  *
  * <p>Errors are JSON too, {@code {"error": "..."}}, with 400 (malformed), 401 (no or wrong token),
  * 403 (no token configured), 404 (unknown path or application) or 405 (wrong method). Independent
@@ -134,6 +136,15 @@ public final class AdminApi {
     return authorized(authorization)
         ? read.run()
         : missingToken("with sluice.auth.enabled, this read");
+  }
+
+  /**
+   * Whether a request with {@code authorization} may see application ids: always without
+   * authentication; under {@code sluice.auth.enabled} only with the admin token. {@code /metrics}
+   * asks this too, and shows every application summed as one series to a request that may not.
+   */
+  public boolean showsApplicationIds(String authorization) {
+    return !conf.applicationReadsGuarded() || (!conf.actionsClosed() && authorized(authorization));
   }
 
   private boolean authorized(String authorization) {

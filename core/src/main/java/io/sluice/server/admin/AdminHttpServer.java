@@ -19,8 +19,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The server's HTTP port ({@code sluice.metrics.port}): {@code GET /metrics} in Prometheus text
- * format and the admin REST API under {@code /api/v1} ({@link AdminApi}), over HTTPS when {@code
- * sluice.tls.enabled}. Two threads: a slow scrape does not hold up an operator's request.
+ * format (with application ids only for a request the API lets see them) and the admin REST API
+ * under {@code /api/v1} ({@link AdminApi}), over HTTPS when {@code sluice.tls.enabled}. Two
+ * threads: a slow scrape does not hold up an operator's request.
  */
 public final class AdminHttpServer implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(AdminHttpServer.class);
@@ -54,8 +55,14 @@ public final class AdminHttpServer implements Closeable {
     server.setExecutor(executor);
     server.createContext(
         "/metrics",
-        exchange ->
-            respond(exchange, 200, "text/plain; version=0.0.4", PrometheusFormat.render(registry)));
+        exchange -> {
+          boolean ids =
+              api == null
+                  || api.showsApplicationIds(
+                      exchange.getRequestHeaders().getFirst("Authorization"));
+          respond(
+              exchange, 200, "text/plain; version=0.0.4", PrometheusFormat.render(registry, ids));
+        });
     if (api != null) {
       // every path but /metrics: an unknown one gets the API's JSON error, not an HTML page
       server.createContext(

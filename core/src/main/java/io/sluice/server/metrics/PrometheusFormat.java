@@ -38,11 +38,25 @@ public final class PrometheusFormat {
 
   /** The registry's metrics, with the server label and applications of its source if it has one. */
   public static String render(MetricRegistry registry) {
-    return render(registry, PrometheusSource.in(registry));
+    return render(registry, true);
+  }
+
+  /**
+   * Like {@link #render(MetricRegistry)}; without {@code applicationIds} every application is
+   * summed as {@code application="other"}, so the exposition names none (for a scrape that may not
+   * see them).
+   */
+  public static String render(MetricRegistry registry, boolean applicationIds) {
+    return render(registry, PrometheusSource.in(registry), applicationIds);
   }
 
   /** The registry's metrics, with {@code source}'s label and applications (null: none). */
   static String render(MetricRegistry registry, PrometheusSource source) {
+    return render(registry, source, true);
+  }
+
+  private static String render(
+      MetricRegistry registry, PrometheusSource source, boolean applicationIds) {
     Map<String, String> directories = new HashMap<>();
     if (source != null) {
       for (Path p : source.directories()) {
@@ -89,7 +103,7 @@ public final class PrometheusFormat {
       out.summary(f, dir(m), e.getValue().getSnapshot(), e.getValue().getCount());
     }
     if (source != null) {
-      applications(out, source.applications(), source.topApplications());
+      applications(out, source.applications(), applicationIds ? source.topApplications() : 0);
     }
     return out.text();
   }

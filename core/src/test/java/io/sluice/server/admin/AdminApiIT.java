@@ -340,6 +340,51 @@ class AdminApiIT {
     }
   }
 
+  /**
+   * Under authentication {@code /metrics} stays open for scrapers, but names applications only to a
+   * scrape with the admin token: without it every application is one series, {@code other}.
+   */
+  @Test
+  void underAuthenticationMetricsNameApplicationsOnlyWithTheToken() throws Exception {
+    try (TestCluster cluster = TestCluster.start(tmp, 1)) {
+      cluster.coordinator().registerShuffle(0, 1, 2);
+      try (MapOutputPusher pusher = cluster.pusher(0, 0, 0)) {
+        byte[] r = Records.record(0, 0, 0, 1000);
+        pusher.write(0, r, 0, r.length);
+        pusher.finish();
+      }
+      String named = "application=\"" + TestCluster.APP_ID + "\"";
+      try (AdminHttpServer guarded =
+              metricsAndAdmin(
+                  cluster.server(0),
+                  Map.of("sluice.auth.enabled", "true", "sluice.admin.token", TOKEN));
+          AdminHttpServer open = metricsAndAdmin(cluster.server(0), Map.of())) {
+        HttpResponse<String> anonymous = call(guarded.port(), "GET", "/metrics", null);
+        assertThat(anonymous.statusCode()).isEqualTo(200);
+        assertThat(anonymous.body())
+            .doesNotContain(TestCluster.APP_ID)
+            .contains("sluice_application_stored_bytes{")
+            .contains("application=\"other\"");
+        assertThat(call(guarded.port(), "GET", "/metrics", "wrong-token-of-some-length").body())
+            .doesNotContain(TestCluster.APP_ID);
+        assertThat(call(guarded.port(), "GET", "/metrics", TOKEN).body()).contains(named);
+        assertThat(call(open.port(), "GET", "/metrics", null).body())
+            .as("without authentication, ids are shown to anyone")
+            .contains(named);
+      }
+    }
+  }
+
+  private static AdminHttpServer metricsAndAdmin(ShuffleServer server, Map<String, String> conf)
+      throws Exception {
+    return new AdminHttpServer(
+        server.metrics().registry(),
+        new AdminApi(server, new AdminConf(SluiceConf.of(conf))),
+        "127.0.0.1",
+        0,
+        Tls.fromConf(SluiceConf.empty()));
+  }
+
   @Test
   void aTooShortTokenIsRefusedAtStartNamingTheSetting() {
     org.assertj.core.api.Assertions.assertThatThrownBy(
