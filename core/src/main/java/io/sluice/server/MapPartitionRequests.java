@@ -157,22 +157,7 @@ final class MapPartitionRequests {
     } catch (QuotaExceededException e) {
       return Messages.error(h.getRequestId(), Status.QUOTA_EXCEEDED, e.getMessage());
     }
-    if (!file.startRegion(h.getRegionIndex(), h.getNumSubpartitions(), h.getBroadcast())) {
-      metrics.pushesCongested().mark();
-      return Messages.error(
-          h.getRequestId(),
-          Status.CONGESTED,
-          memory.congestedMessage(
-              "region "
-                  + h.getRegionIndex()
-                  + " of "
-                  + file.key()
-                  + " (its index takes "
-                  + MapPartitionFile.regionBookkeepingBytes(h.getNumSubpartitions())
-                  + " bytes for "
-                  + h.getNumSubpartitions()
-                  + " subpartitions)"));
-    }
+    file.startRegion(h.getRegionIndex(), h.getNumSubpartitions(), h.getBroadcast());
     return credit(h.getRequestId());
   }
 
@@ -222,7 +207,13 @@ final class MapPartitionRequests {
                 + " this server");
       }
     }
-    file.append(h.getRegionIndex(), h.getSequence(), body);
+    if (!file.append(h.getRegionIndex(), h.getSequence(), body)) {
+      metrics.pushesCongested().mark();
+      return Messages.error(
+          h.getRequestId(),
+          Status.CONGESTED,
+          memory.congestedMessage("the index of region data of " + file.key()));
+    }
     request.handOver();
     metrics.bytesPushed().mark(bytes);
     metrics.batchesPushed().mark();

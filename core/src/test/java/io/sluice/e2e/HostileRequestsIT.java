@@ -31,6 +31,7 @@ import io.sluice.protocol.proto.ServerAddress;
 import io.sluice.protocol.proto.Status;
 import io.sluice.protocol.proto.UnregisterApplication;
 import io.sluice.protocol.proto.UnregisterShuffle;
+import io.sluice.server.memory.MemoryBudget;
 import io.sluice.testutil.RawConnection;
 import io.sluice.testutil.TestCluster;
 import java.nio.file.Path;
@@ -313,6 +314,40 @@ class HostileRequestsIT {
             MessageType.UNREGISTER_APPLICATION,
             UnregisterApplication.newBuilder().setAppId("no-such-app").build()));
     assertThat(cluster.server(0).registry().get(APP, 1)).isNotNull();
+  }
+
+  /**
+   * Regions of 65,536 subpartitions opened on 300 map partitions without data (a few kilobytes on
+   * the wire) cost the budget nothing: the server stays ACCEPTING and pushes go through. Each
+   * region's bookkeeping was once reserved whole, 1 MiB apiece, which filled the budget and paused
+   * everyone.
+   */
+  @Test
+  void regionsWithoutDataOfManySubpartitionsHoldNoMemory() throws Exception {
+    int subpartitions = 65_536;
+    call(
+        request(
+            MessageType.REGISTER_SHUFFLE,
+            RegisterShuffle.newBuilder()
+                .setAppId(APP)
+                .setShuffleId(3)
+                .setNumMaps(300)
+                .setNumPartitions(subpartitions)
+                .build()));
+    for (int map = 0; map < 300; map++) {
+      MapPartitionRef r = ref(map).toBuilder().setShuffleId(3).build();
+      call(
+          request(
+              MessageType.REGION_START,
+              RegionStart.newBuilder()
+                  .setPartition(r)
+                  .setNumSubpartitions(subpartitions)
+                  .setRegionIndex(0)
+                  .build()));
+    }
+    assertThat(cluster.server(0).memory().held()).isZero();
+    assertThat(cluster.server(0).memory().state()).isEqualTo(MemoryBudget.State.ACCEPTING);
+    call(push(0, 0, 0));
   }
 
   @Test

@@ -11,7 +11,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import org.slf4j.Logger;
@@ -30,14 +29,17 @@ import org.slf4j.LoggerFactory;
  * <p>A failed write fails the partition: later frames and the commit are refused naming the
  * failure, and the engine reruns the producer. Thread safe.
  *
- * <p><b>Memory.</b> The open region's bookkeeping (an offset and a length per subpartition, {@link
- * #regionBookkeepingBytes}) is reserved in the memory budget when the region starts, and a region
- * that does not fit is refused ({@link #startRegion} returns false). At the region's finish the
- * same arrays, still reserved, go to the flusher, which writes them as the region's index record
- * and then releases them: so open partitions and the index records queued for the flusher stay
- * within {@code sluice.memory.max}. A partition keeps no arrays between regions, after its commit
- * or once dropped. At most {@link #MAX_EMPTY_REGIONS} regions without data are taken per partition:
- * each costs a full index record on disk.
+ * <p><b>Memory.</b> The open region's bookkeeping ({@link RegionEntries}: where each subpartition
+ * with data lies) grows with the blocks the region takes, not with the subpartitions its writer
+ * claims, and its growth is reserved in the memory budget with the frame that needs it: a frame
+ * whose bookkeeping does not fit is refused ({@link #append} returns false) like a frame that does
+ * not fit. At the region's finish the bookkeeping, still reserved, goes to the flusher, which
+ * writes the region's full index record from it a piece at a time and then releases it: so open
+ * partitions and the index records queued for the flusher stay within {@code sluice.memory.max},
+ * and a writer that opens regions of many subpartitions without data holds next to nothing. A
+ * partition keeps no bookkeeping between regions, after its commit or once dropped. At most {@link
+ * #MAX_EMPTY_REGIONS} regions without data are taken per partition: each costs a full index record
+ * on disk.
  */
 public final class MapPartitionFile {
   private static final Logger LOG = LoggerFactory.getLogger(MapPartitionFile.class);
@@ -75,10 +77,12 @@ public final class MapPartitionFile {
   private long regionStart;
   private int lastSubpartition;
 
-  /** The open region's first offset and length per subpartition; null when no region is open. */
-  private long[] subOffsets;
+  /** Where the open region's subpartitions lie; null when no region is open. */
+  private RegionEntries entries;
 
-  private long[] subLengths;
+  /** Bytes of the budget {@link #entries} holds. */
+  private long entriesHeld;
+
   private int emptyRegions;
   private long accepted;
   private int nextSequence;
@@ -118,11 +122,6 @@ public final class MapPartitionFile {
     this.memory = memory;
     this.metrics = metrics;
     this.fsync = fsync;
-  }
-
-  /** Bytes the bookkeeping of one open region of {@code subpartitions} takes (and its record). */
-  public static long regionBookkeepingBytes(int subpartitions) {
-    return 2L * Long.BYTES * subpartitions;
   }
 
   /** Restart: a partition committed before the server stopped, whose files were found whole. */
@@ -166,14 +165,12 @@ public final class MapPartitionFile {
   }
 
   /**
-   * Opens region {@code regionIndex}, reserving its bookkeeping ({@link #regionBookkeepingBytes})
-   * in the memory budget.
+   * Opens region {@code regionIndex}; it holds no memory until its blocks come.
    *
-   * @return false, changing nothing, when the bookkeeping does not fit in the memory budget
    * @throws IllegalArgumentException naming the partition when regions come out of order, the
    *     subpartition count differs from the first region's, or the partition takes no more data
    */
-  public synchronized boolean startRegion(int regionIndex, int subpartitions, boolean broadcast) {
+  public synchronized void startRegion(int regionIndex, int subpartitions, boolean broadcast) {
     checkWritable();
     if (subpartitions != numSubpartitions) {
       throw new IllegalArgumentException(
@@ -190,17 +187,12 @@ public final class MapPartitionFile {
               + " regions finished"
               + (regionOpen ? " and region " + regionsFinished + " still open" : ""));
     }
-    if (!memory.tryReserve(regionBookkeepingBytes(numSubpartitions))) {
-      return false;
-    }
-    subOffsets = new long[numSubpartitions];
-    subLengths = new long[numSubpartitions];
-    Arrays.fill(subOffsets, -1);
+    entries = new RegionEntries();
+    entriesHeld = 0;
     regionOpen = true;
     regionBroadcast = broadcast;
     regionStart = accepted;
     lastSubpartition = 0;
-    return true;
   }
 
   /**
@@ -219,13 +211,13 @@ public final class MapPartitionFile {
 
   /**
    * Appends frame {@code sequence} of blocks, whose size is already reserved in the memory budget.
-   * On success the partition owns the body and its reservation; on an exception the caller keeps
-   * both.
+   * On success the partition owns the body and its reservation; on false (the region's bookkeeping
+   * for the frame does not fit in the budget: send it again) or an exception the caller keeps both.
    *
    * @throws IllegalArgumentException naming the partition and the problem when the frame is
    *     malformed, out of order or the partition takes no more data
    */
-  public synchronized void append(int regionIndex, int sequence, ByteBuf body) {
+  public synchronized boolean append(int regionIndex, int sequence, ByteBuf body) {
     checkWritable();
     if (sequence != nextSequence) {
       throw new IllegalArgumentException(
@@ -238,6 +230,8 @@ public final class MapPartitionFile {
     // one pass over the headers both checks the frame and indexes it; a malformed frame leaves
     // the region's index half-updated, so it fails the partition (its writer is broken anyway)
     long base = accepted;
+    entries.mark();
+    int lastBefore = lastSubpartition;
     String problem;
     try {
       problem =
@@ -248,6 +242,10 @@ public final class MapPartitionFile {
                   indexBlock(regionIndex, base + offset, sub, length));
     } catch (IllegalArgumentException e) {
       problem = e.getMessage();
+    } catch (NoRoomForBookkeeping e) {
+      entries.rollBack();
+      lastSubpartition = lastBefore;
+      return false;
     }
     if (problem != null) {
       failure = "malformed region data: " + problem;
@@ -259,6 +257,16 @@ public final class MapPartitionFile {
     accepted += bytes;
     nextSequence++;
     flusher.execute(() -> writeData(body, bytes));
+    return true;
+  }
+
+  /** The budget has no room for the bookkeeping of a frame's blocks. */
+  private static final class NoRoomForBookkeeping extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    NoRoomForBookkeeping() {
+      super(null, null, false, false);
+    }
   }
 
   /** Caller holds the lock. Records one block of the open region in its index. */
@@ -276,10 +284,16 @@ public final class MapPartitionFile {
               + sub);
     }
     lastSubpartition = sub;
-    if (subOffsets[sub] < 0) {
-      subOffsets[sub] = offset;
+    if (!entries.continuesLast(sub)) {
+      long growth = entries.growthForNewEntry();
+      if (growth > 0) {
+        if (!memory.tryReserve(growth)) {
+          throw new NoRoomForBookkeeping();
+        }
+        entriesHeld += growth;
+      }
     }
-    subLengths[sub] += MapBlockFormat.HEADER_SIZE + length;
+    entries.add(sub, offset, MapBlockFormat.HEADER_SIZE + length);
   }
 
   /**
@@ -310,30 +324,22 @@ public final class MapPartitionFile {
               + MAX_EMPTY_REGIONS
               + ") are taken per map partition");
     }
-    long[] offsets = subOffsets;
-    long[] lengths = subLengths;
-    if (regionBroadcast) {
-      Arrays.fill(offsets, regionStart);
-      Arrays.fill(lengths, accepted - regionStart);
-    } else {
-      long next = regionStart;
-      for (int i = 0; i < numSubpartitions; i++) {
-        offsets[i] = offsets[i] < 0 ? next : offsets[i];
-        next = offsets[i] + lengths[i];
-      }
-    }
     if (empty) {
       emptyRegions++;
     }
-    subOffsets = null;
-    subLengths = null;
+    RegionEntries region = entries;
+    long reserved = entriesHeld;
+    long start = regionStart;
+    long end = accepted;
+    boolean broadcast = regionBroadcast;
+    entries = null;
+    entriesHeld = 0;
     regionOpen = false;
     regionsFinished++;
-    long reserved = regionBookkeepingBytes(numSubpartitions);
     flusher.execute(
         () -> {
           try {
-            writeIndex(MapPartitionIndex.record(offsets, lengths));
+            writeIndex(region, start, end, broadcast);
           } finally {
             memory.release(reserved);
           }
@@ -342,11 +348,11 @@ public final class MapPartitionFile {
 
   /** Caller holds the lock. Gives back the open region's bookkeeping, if any. */
   private void releaseOpenRegion() {
-    if (subOffsets != null) {
-      subOffsets = null;
-      subLengths = null;
+    if (entries != null) {
+      entries = null;
       regionOpen = false;
-      memory.release(regionBookkeepingBytes(numSubpartitions));
+      memory.release(entriesHeld);
+      entriesHeld = 0;
     }
   }
 
@@ -484,15 +490,13 @@ public final class MapPartitionFile {
   }
 
   /** Flusher thread. */
-  private void writeIndex(ByteBuffer record) {
+  /** Writes a finished region's index record, {@code [start, end)} of the data file. */
+  private void writeIndex(RegionEntries region, long start, long end, boolean broadcast) {
     try {
       if (isDroppedOrFailed()) {
         return;
       }
-      FileChannel ch = indexChannel();
-      while (record.hasRemaining()) {
-        ch.write(record);
-      }
+      region.writeRecord(indexChannel(), numSubpartitions, start, end, broadcast);
     } catch (IOException e) {
       fail("writing " + path(".index" + IN_PROGRESS_SUFFIX) + " failed: " + e, e);
     }

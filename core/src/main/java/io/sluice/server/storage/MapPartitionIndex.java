@@ -38,15 +38,6 @@ public final class MapPartitionIndex {
     return (long) numSubpartitions * ENTRY_SIZE;
   }
 
-  /** One region's record from the offsets and lengths of each subpartition. */
-  static ByteBuffer record(long[] offsets, long[] lengths) {
-    ByteBuffer b = ByteBuffer.allocate(offsets.length * ENTRY_SIZE);
-    for (int i = 0; i < offsets.length; i++) {
-      b.putLong(offsets[i]).putLong(lengths[i]);
-    }
-    return b.flip();
-  }
-
   /**
    * Checks the header of an index file and returns its number of regions.
    *

@@ -13,7 +13,10 @@ import io.sluice.server.ServerConf;
 import io.sluice.server.ServerMetrics;
 import io.sluice.server.memory.MemoryBudget;
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -21,13 +24,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A map partition's per-subpartition bookkeeping is counted in the memory budget while a region is
- * open and while its index record waits for the flusher, and balances to zero; a region that does
- * not fit is refused; empty regions are bounded.
+ * A map partition's bookkeeping of its open region grows with the blocks it takes, not with the
+ * subpartitions its writer claims; it is counted in the memory budget until the region's index
+ * record is written, and balances to zero; a frame whose bookkeeping does not fit is refused and
+ * taken when sent again; empty regions are bounded.
  */
 class MapPartitionBookkeepingTest {
   private static final int SUBPARTITIONS = 65_536;
-  private static final long BOOKKEEPING = 16L * SUBPARTITIONS;
 
   @TempDir Path tmp;
   private MemoryBudget memory;
@@ -55,46 +58,102 @@ class MapPartitionBookkeepingTest {
     }
   }
 
+  /**
+   * Regions of 65,536 subpartitions opened on 300 partitions, as a peer may ask with a few
+   * kilobytes, hold nothing of the budget; blocks add their entries, and the index records written
+   * from them say where each subpartition lies.
+   */
   @Test
-  void bookkeepingIsReservedWhileARegionIsOpenAndBalancesToZero() throws Exception {
+  void openRegionsHoldOnlyWhatTheirBlocksNeedAndBalanceToZero() throws Exception {
     start("16m");
-    assertThat(MapPartitionFile.regionBookkeepingBytes(SUBPARTITIONS)).isEqualTo(BOOKKEEPING);
-    MapPartitionFile p = dirs.newMapPartition(new MapPartitionId("app", 1, 0, 0), SUBPARTITIONS);
-    assertThat(memory.held()).as("no region open: nothing held").isZero();
-    for (int region = 0; region < 3; region++) {
-      assertThat(p.startRegion(region, SUBPARTITIONS, false)).isTrue();
-      assertThat(memory.held()).as("region %d open", region).isGreaterThanOrEqualTo(BOOKKEEPING);
-      ByteBuf frame = frame(region * 7);
-      assertThat(memory.tryReserve(frame.readableBytes())).isTrue();
-      p.append(region, region, frame);
-      p.finishRegion(region);
+    List<MapPartitionFile> opened = new ArrayList<>();
+    for (int map = 0; map < 300; map++) {
+      MapPartitionFile p =
+          dirs.newMapPartition(new MapPartitionId("app", 1, map, 0), SUBPARTITIONS);
+      p.startRegion(0, SUBPARTITIONS, false);
+      opened.add(p);
     }
-    p.commit(3).get(1, TimeUnit.MINUTES);
-    assertThat(memory.held()).as("committed: index records written and released").isZero();
+    assertThat(memory.held()).as("300 regions open, no data").isZero();
 
-    // a partition dropped with a region open gives its bookkeeping back
-    MapPartitionFile dropped =
-        dirs.newMapPartition(new MapPartitionId("app", 1, 1, 0), SUBPARTITIONS);
-    assertThat(dropped.startRegion(0, SUBPARTITIONS, false)).isTrue();
-    assertThat(memory.held()).isEqualTo(BOOKKEEPING);
-    dropped.discard().get(1, TimeUnit.MINUTES);
-    assertThat(memory.held()).isZero();
+    MapPartitionFile p = opened.get(0);
+    ByteBuf frame = frame(5, 9, 9, 60_000);
+    int frameBytes = frame.readableBytes();
+    assertThat(memory.tryReserve(frameBytes)).isTrue();
+    assertThat(p.append(0, 0, frame)).isTrue();
+    p.finishRegion(0);
+    p.startRegion(1, SUBPARTITIONS, true); // broadcast: every entry is the whole region
+    ByteBuf broadcast = frame(0);
+    assertThat(memory.tryReserve(broadcast.readableBytes())).isTrue();
+    assertThat(p.append(1, 1, broadcast)).isTrue();
+    p.finishRegion(1);
+    CommittedMapPartition committed = p.commit(2).get(1, TimeUnit.MINUTES);
+    for (MapPartitionFile o : opened.subList(1, opened.size())) {
+      o.discard().get(1, TimeUnit.MINUTES);
+    }
+    assertThat(memory.held()).as("committed or dropped: everything released").isZero();
+
+    long block = MapBlockFormat.HEADER_SIZE + 100;
+    try (FileChannel index = FileChannel.open(committed.indexPath())) {
+      assertThat(MapPartitionIndex.check(index, SUBPARTITIONS, "test")).isEqualTo(2);
+      long[] offsets = new long[SUBPARTITIONS];
+      long[] lengths = new long[SUBPARTITIONS];
+      MapPartitionIndex.read(index, SUBPARTITIONS, 0, 0, SUBPARTITIONS - 1, offsets, lengths, 0);
+      assertThat(new long[] {offsets[0], lengths[0]}).as("before the first").containsExactly(0, 0);
+      assertThat(new long[] {offsets[5], lengths[5]}).containsExactly(0, block);
+      assertThat(new long[] {offsets[7], lengths[7]}).as("between").containsExactly(block, 0);
+      assertThat(new long[] {offsets[9], lengths[9]}).containsExactly(block, 2 * block);
+      assertThat(new long[] {offsets[60_000], lengths[60_000]}).containsExactly(3 * block, block);
+      assertThat(new long[] {offsets[SUBPARTITIONS - 1], lengths[SUBPARTITIONS - 1]})
+          .as("after the last")
+          .containsExactly(4 * block, 0);
+      MapPartitionIndex.read(index, SUBPARTITIONS, 1, 100, 100, offsets, lengths, 0);
+      assertThat(new long[] {offsets[0], lengths[0]}).containsExactly(4 * block, block);
+    }
   }
 
   @Test
-  void aRegionWhoseBookkeepingDoesNotFitIsRefused() throws Exception {
-    start("1m"); // one region of 65,536 subpartitions takes all of it
-    MapPartitionFile first =
-        dirs.newMapPartition(new MapPartitionId("app", 1, 0, 0), SUBPARTITIONS);
-    MapPartitionFile second =
-        dirs.newMapPartition(new MapPartitionId("app", 1, 1, 0), SUBPARTITIONS);
-    assertThat(first.startRegion(0, SUBPARTITIONS, false)).isTrue();
-    assertThat(second.startRegion(0, SUBPARTITIONS, false)).as("does not fit").isFalse();
-    assertThat(memory.held()).isEqualTo(BOOKKEEPING);
-    // refused without a trace: it can start once there is room
-    first.discard().get(1, TimeUnit.MINUTES);
-    assertThat(second.startRegion(0, SUBPARTITIONS, false)).isTrue();
-    second.discard().get(1, TimeUnit.MINUTES);
+  void aFrameWhoseBookkeepingDoesNotFitIsRefusedAndTakenWhenSentAgain() throws Exception {
+    start("1m");
+    MapPartitionFile p = dirs.newMapPartition(new MapPartitionId("app", 1, 0, 0), SUBPARTITIONS);
+    p.startRegion(0, SUBPARTITIONS, false);
+    int[] subs = new int[40];
+    for (int i = 0; i < subs.length; i++) {
+      subs[i] = i * 3;
+    }
+    ByteBuf frame = frame(subs);
+    int frameBytes = frame.readableBytes();
+    assertThat(memory.tryReserve(frameBytes)).isTrue();
+    long filler = memory.max() - memory.held() - 100;
+    assertThat(memory.tryReserve(filler)).isTrue();
+
+    assertThat(p.append(0, 0, frame)).as("no room for its entries").isFalse();
+    assertThat(memory.held()).isEqualTo(frameBytes + filler);
+    assertThat(frame.refCnt()).as("the caller keeps the frame").isOne();
+
+    memory.release(filler);
+    assertThat(p.append(0, 0, frame)).isTrue();
+    p.finishRegion(0);
+    CommittedMapPartition committed = p.commit(1).get(1, TimeUnit.MINUTES);
+    assertThat(memory.held()).isZero();
+    try (FileChannel index = FileChannel.open(committed.indexPath())) {
+      long[] offsets = new long[1];
+      long[] lengths = new long[1];
+      MapPartitionIndex.read(index, SUBPARTITIONS, 0, 117, 117, offsets, lengths, 0);
+      assertThat(lengths[0])
+          .as("each block indexed once")
+          .isEqualTo(MapBlockFormat.HEADER_SIZE + 100);
+    }
+  }
+
+  @Test
+  void aPartitionDroppedWithARegionOpenGivesItsBookkeepingBack() throws Exception {
+    start("16m");
+    MapPartitionFile p = dirs.newMapPartition(new MapPartitionId("app", 1, 1, 0), SUBPARTITIONS);
+    p.startRegion(0, SUBPARTITIONS, false);
+    ByteBuf frame = frame(1, 2, 3);
+    assertThat(memory.tryReserve(frame.readableBytes())).isTrue();
+    assertThat(p.append(0, 0, frame)).isTrue();
+    p.discard().get(1, TimeUnit.MINUTES);
     assertThat(memory.held()).isZero();
   }
 
@@ -104,10 +163,10 @@ class MapPartitionBookkeepingTest {
     MapPartitionFile p = dirs.newMapPartition(new MapPartitionId("app", 1, 0, 0), 16);
     int region = 0;
     for (; region < MapPartitionFile.MAX_EMPTY_REGIONS; region++) {
-      assertThat(p.startRegion(region, 16, false)).isTrue();
+      p.startRegion(region, 16, false);
       p.finishRegion(region);
     }
-    assertThat(p.startRegion(region, 16, false)).isTrue();
+    p.startRegion(region, 16, false);
     int refused = region;
     assertThatThrownBy(() -> p.finishRegion(refused))
         .isInstanceOf(IllegalArgumentException.class)
@@ -116,18 +175,21 @@ class MapPartitionBookkeepingTest {
     // a region with data is still taken
     ByteBuf frame = frame(3);
     assertThat(memory.tryReserve(frame.readableBytes())).isTrue();
-    p.append(region, 0, frame);
+    assertThat(p.append(region, 0, frame)).isTrue();
     p.finishRegion(region);
     p.commit(region + 1).get(1, TimeUnit.MINUTES);
     assertThat(memory.held()).isZero();
   }
 
-  /** A frame of one block of subpartition {@code sub}. */
-  private static ByteBuf frame(int sub) {
+  /** A frame of one block of 100 bytes for each of {@code subs}, in order. */
+  private static ByteBuf frame(int... subs) {
     ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer();
-    MapBlockFormat.writeHeader(b, sub, 0, 100, 100);
-    b.writeZero(100);
-    MapBlockFormat.seal(b, 0);
+    for (int sub : subs) {
+      int at = b.writerIndex();
+      MapBlockFormat.writeHeader(b, sub, 0, 100, 100);
+      b.writeZero(100);
+      MapBlockFormat.seal(b, at);
+    }
     return b;
   }
 }
