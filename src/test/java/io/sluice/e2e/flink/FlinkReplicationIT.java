@@ -145,8 +145,8 @@ class FlinkReplicationIT {
   }
 
   /**
-   * The first attempt of each consumer: the first to open stops server 0; each then waits before
-   * it reads: with one copy until the master has reported the partitions on server 0 lost (after
+   * The first attempt of each consumer: the first to open stops server 0; each then waits before it
+   * reads: with one copy until the master has reported the partitions on server 0 lost (after
    * {@code sluice.client.serverRestartWait}, as for any server that stopped taking connections),
    * otherwise a second (ten heartbeats of the shuffle master). Without that wait the consumers
    * could fail first and Flink would release and rerun a producer before the master reports it.
