@@ -15,6 +15,7 @@ import io.sluice.protocol.proto.ServerAddress;
 import io.sluice.protocol.proto.Status;
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -39,7 +40,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Placement is round robin over the servers that answer: every placement registers the shuffle
  * on the chosen server (idempotent on the server), so a server that is down is noticed at once,
- * reported lost and skipped for {@code sluice.coordinator.excludeDuration}.
+ * reported lost and skipped for {@code sluice.coordinator.excludeDuration}. When no server takes a
+ * partition because those that could are away or stopping (a restart), placement waits for them, up
+ * to {@code sluice.client.serverRestartWait}, instead of failing the producer's deployment.
  *
  * <p><b>Replicas.</b> With two copies ({@code sluice.replication.factor} 2) a map partition gets a
  * primary, chosen round robin as above, and a replica by {@link ReplicaRule}, the rule of {@code
@@ -128,6 +131,54 @@ public final class MapPartitionPlacement implements Closeable {
 
   private List<InetSocketAddress> placeNow(
       int shuffleId, int numMaps, int numSubpartitions, int copies) {
+    ServerRestartWait.Wait wait = null;
+    while (true) {
+      Failures failures = new Failures();
+      List<InetSocketAddress> placed =
+          tryPlace(shuffleId, numMaps, numSubpartitions, copies, failures);
+      if (placed != null) {
+        return placed;
+      }
+      String why =
+          "no Sluice server could take a map partition of "
+              + Ids.shuffle(appId, shuffleId)
+              + ": "
+              + String.join("; ", failures.messages);
+      if (!failures.awayOrStopping) {
+        throw new IllegalStateException(why);
+      }
+      if (wait == null) {
+        wait = context.restarts().start();
+        LOG.warn(
+            "{}; waiting up to {} ms for them to come back (sluice.client.serverRestartWait)",
+            why,
+            context.restarts().waitMillis());
+      }
+      try {
+        if (!wait.pause()) {
+          throw new IllegalStateException(
+              why + " (waited " + context.restarts().waitMillis() + " ms for a restart)");
+        }
+      } catch (InterruptedIOException e) {
+        throw new IllegalStateException(why + " (placement stopped)", e);
+      }
+    }
+  }
+
+  /** Why the servers tried refused, and whether any of them is away or stopping. */
+  private static final class Failures {
+    final List<String> messages = new ArrayList<>();
+    boolean awayOrStopping;
+
+    void add(InetSocketAddress s, Throwable failure) {
+      messages.add(format(s) + ": " + failure.getMessage());
+      awayOrStopping |= ServerRestartWait.awayOrStopping(failure);
+    }
+  }
+
+  /** One round over the servers; null when none took the partition. */
+  private List<InetSocketAddress> tryPlace(
+      int shuffleId, int numMaps, int numSubpartitions, int copies, Failures failures) {
     List<InetSocketAddress> candidates = new ArrayList<>();
     for (InetSocketAddress s : servers) {
       if (!excluded(s)) {
@@ -139,7 +190,6 @@ public final class MapPartitionPlacement implements Closeable {
       candidates.addAll(servers);
     }
     int start = Math.floorMod(next.getAndIncrement(), candidates.size());
-    List<String> failures = new ArrayList<>();
     for (int i = 0; i < candidates.size(); i++) {
       InetSocketAddress s = candidates.get((start + i) % candidates.size());
       if (register(s, shuffleId, numMaps, numSubpartitions, failures)) {
@@ -166,11 +216,7 @@ public final class MapPartitionPlacement implements Closeable {
         return placed;
       }
     }
-    throw new IllegalStateException(
-        "no Sluice server could take a map partition of "
-            + Ids.shuffle(appId, shuffleId)
-            + ": "
-            + String.join("; ", failures));
+    return null;
   }
 
   /**
@@ -189,7 +235,7 @@ public final class MapPartitionPlacement implements Closeable {
       hosts.add(c.getHostString());
       candidateRacks.add(racks.rack(c.getHostString()));
     }
-    List<String> failures = new ArrayList<>();
+    Failures failures = new Failures();
     for (int j : ReplicaRule.order(hosts, candidateRacks, primary)) {
       InetSocketAddress s = candidates.get(j);
       if (!excluded(s) && register(s, shuffleId, numMaps, numSubpartitions, failures)) {
@@ -201,11 +247,7 @@ public final class MapPartitionPlacement implements Closeable {
 
   /** Registers the shuffle on {@code s}; on failure notes why, reports it lost, returns false. */
   private boolean register(
-      InetSocketAddress s,
-      int shuffleId,
-      int numMaps,
-      int numSubpartitions,
-      List<String> failures) {
+      InetSocketAddress s, int shuffleId, int numMaps, int numSubpartitions, Failures failures) {
     try {
       context.call(
           appId,
@@ -215,7 +257,7 @@ public final class MapPartitionPlacement implements Closeable {
       used.add(s);
       return true;
     } catch (StatusException e) {
-      failures.add(format(s) + ": " + e.getMessage());
+      failures.add(s, e);
       if (e.status() == Status.DECOMMISSIONING) {
         // taken out for maintenance: what it holds is still served, so nothing is lost
         decommissioned(s, e.getMessage());
@@ -224,7 +266,7 @@ public final class MapPartitionPlacement implements Closeable {
       }
       return false;
     } catch (IOException e) {
-      failures.add(format(s) + ": " + e.getMessage());
+      failures.add(s, e);
       unreachable(s, e);
       return false;
     }
