@@ -529,14 +529,17 @@ public final class ShuffleServer implements Closeable {
   }
 
   private void closeQuietly() {
+    // connections first: a request that arrived while the readers below shut down would be
+    // answered NOT_FOUND, which a client takes for lost data; a closed connection it takes for a
+    // restart, and waits
+    if (transport != null) {
+      transport.close();
+    }
     housekeeping.shutdownNow();
     flowControlExecutor.shutdownNow();
     rangeReads.close();
     chunkReader.close();
     mapStreams.close();
-    if (transport != null) {
-      transport.close();
-    }
     try {
       registry.discardUncommitted().get(60, TimeUnit.SECONDS);
     } catch (Exception e) {
