@@ -3,6 +3,7 @@ package io.sluice.flink;
 import io.sluice.client.ClientContext;
 import io.sluice.client.mappartition.MapPartitionPlacement;
 import io.sluice.client.mappartition.MapPartitionProbe;
+import io.sluice.common.Futures;
 import io.sluice.protocol.MapPartitionId;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -162,14 +163,30 @@ public final class SluiceShuffleMaster implements ShuffleMaster<SluiceShuffleDes
             job.attempt(producer.getProducerExecutionId().getAttemptNumber()));
     ResultPartitionID flinkId =
         new ResultPartitionID(partition.getPartitionId(), producer.getProducerExecutionId());
+    List<InetSocketAddress> fallback = List.of(servers.get(0));
     return job.placement()
         .place(
             shuffleId,
             partition.getTotalNumberOfPartitions(),
             partition.getNumberOfSubpartitions(),
             context.conf().replicationFactor())
-        .thenApply(
-            copies -> {
+        .handle(
+            (placed, error) -> {
+              // never completed exceptionally here, on the placement thread: Flink handles a
+              // failed registration on the thread that completes it, outside the JobMaster's
+              // main thread. The producer is deployed to write where no server took it, fails
+              // there, and Flink reruns it.
+              List<InetSocketAddress> copies = placed;
+              if (error != null) {
+                LOG.warn(
+                    "Could not place {} of Flink job {}; its producer fails on {} and Flink reruns"
+                        + " it: {}",
+                    id,
+                    jobId,
+                    format(fallback),
+                    Futures.cause(error).getMessage());
+                copies = fallback;
+              }
               InetSocketAddress primary = copies.get(0);
               InetSocketAddress replica = copies.size() > 1 ? copies.get(1) : null;
               SluiceShuffleDescriptor descriptor =
