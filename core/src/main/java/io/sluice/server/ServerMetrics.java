@@ -7,6 +7,7 @@ import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
 import io.sluice.network.TransportServer;
 import io.sluice.server.memory.MemoryBudget;
+import io.sluice.server.metrics.JvmMetrics;
 import io.sluice.server.storage.DataDirectory;
 import java.nio.file.Path;
 
@@ -46,6 +47,7 @@ public final class ServerMetrics {
 
   public ServerMetrics(MetricRegistry registry, MemoryBudget memory) {
     this.registry = registry;
+    JvmMetrics.register(registry);
     this.bytesPushed = registry.meter(PREFIX + "bytesPushed");
     this.replicaBytesPushed = registry.meter(PREFIX + "replicaBytesPushed");
     this.bytesFlushed = registry.meter(PREFIX + "bytesFlushed");

@@ -388,7 +388,86 @@ public final class PrometheusNames {
         "1 once sluice.integrity.suspectAfter checksum failures made the directory suspect.");
   }
 
+  static {
+    // JvmMetrics: the process (names as Prometheus's own JVM and process collectors have them)
+    jvm(JvmMetrics.HEAP_USED, "jvm_memory_heap_used_bytes", Type.GAUGE, "Heap in use.", 1);
+    jvm(
+        JvmMetrics.HEAP_COMMITTED,
+        "jvm_memory_heap_committed_bytes",
+        Type.GAUGE,
+        "Heap the JVM holds from the system.",
+        1);
+    jvm(JvmMetrics.HEAP_MAX, "jvm_memory_heap_max_bytes", Type.GAUGE, "Largest heap (-Xmx).", 1);
+    jvm(
+        JvmMetrics.NON_HEAP_USED,
+        "jvm_memory_nonheap_used_bytes",
+        Type.GAUGE,
+        "Non-heap memory in use (metaspace, code cache).",
+        1);
+    jvm(
+        JvmMetrics.DIRECT_USED,
+        "jvm_buffer_direct_used_bytes",
+        Type.GAUGE,
+        "Direct buffers the JVM counts (Netty's pooled memory is in"
+            + " sluice_netty_direct_memory_used_bytes).",
+        1);
+    jvm(JvmMetrics.DIRECT_COUNT, "jvm_buffer_direct_count", Type.GAUGE, "Direct buffers.", 1);
+    jvm(
+        JvmMetrics.MAPPED_USED,
+        "jvm_buffer_mapped_used_bytes",
+        Type.GAUGE,
+        "Memory-mapped file buffers.",
+        1);
+    jvm(
+        JvmMetrics.GC_COUNT,
+        "jvm_gc_collections_total",
+        Type.COUNTER,
+        "Garbage collections, all collectors.",
+        1);
+    jvm(
+        JvmMetrics.GC_TIME,
+        "jvm_gc_collection_seconds_total",
+        Type.COUNTER,
+        "Time spent collecting garbage, all collectors (for G1 and ZGC this includes concurrent"
+            + " work, not only pauses).",
+        0.001);
+    jvm(JvmMetrics.THREADS, "jvm_threads_current", Type.GAUGE, "Live threads.", 1);
+    jvm(JvmMetrics.DAEMON_THREADS, "jvm_threads_daemon", Type.GAUGE, "Live daemon threads.", 1);
+    jvm(
+        JvmMetrics.DEADLOCKED_THREADS,
+        "jvm_threads_deadlocked",
+        Type.GAUGE,
+        "Threads deadlocked on monitors or locks: anything above 0 is a bug to report.",
+        1);
+    jvm(
+        JvmMetrics.CPU_TIME,
+        "process_cpu_seconds_total",
+        Type.COUNTER,
+        "CPU time the process used.",
+        1e-9);
+    jvm(
+        JvmMetrics.START_TIME,
+        "process_start_time_seconds",
+        Type.GAUGE,
+        "When the process started, in seconds since the epoch.",
+        0.001);
+    jvm(JvmMetrics.OPEN_FDS, "process_open_fds", Type.GAUGE, "Open file descriptors.", 1);
+    jvm(
+        JvmMetrics.MAX_FDS,
+        "process_max_fds",
+        Type.GAUGE,
+        "The process's file descriptor limit (ulimit -n).",
+        1);
+  }
+
   private PrometheusNames() {}
+
+  /** A metric of the JVM or the process, under its own Dropwizard name (no server prefix). */
+  private static void jvm(String name, String family, Type type, String help, double scale) {
+    if (BY_NAME.put(name, new Family(family, type, help, scale, List.of())) != null) {
+      throw new IllegalStateException("two families for " + name);
+    }
+  }
 
   private static void counter(String name, String family, String help) {
     put(name, new Family(family, Type.COUNTER, help, 1, List.of()));

@@ -40,7 +40,7 @@ class DashboardMetricsIT {
   /** The repository's conf dir, seen from the core module's directory (surefire's cwd). */
   private static final Path CONF = Paths.get("..", "conf");
 
-  private static final Pattern METRIC = Pattern.compile("\\bsluice_[a-z0-9_]+");
+  private static final Pattern METRIC = Pattern.compile("\\b(?:sluice|jvm|process)_[a-z0-9_]+");
 
   @TempDir Path tmp;
 
@@ -72,7 +72,12 @@ class DashboardMetricsIT {
             "sluice_congested_pushes_total",
             "sluice_open_connections",
             "sluice_open_streams",
-            "sluice_application_stored_bytes");
+            "sluice_application_stored_bytes",
+            "jvm_memory_heap_used_bytes",
+            "jvm_buffer_direct_used_bytes",
+            "jvm_gc_collection_seconds_total",
+            "process_open_fds",
+            "process_max_fds");
 
     try (TestCluster cluster = TestCluster.start(tmp, 1)) {
       pushAndRead(cluster);
@@ -126,6 +131,11 @@ class DashboardMetricsIT {
       assertThat(value(scrape, "sluice_pushed_bytes_total{" + label + "} ")).isPositive();
       assertThat(value(scrape, "sluice_read_bytes_total{" + label + "} ")).isPositive();
       assertThat(value(scrape, "sluice_applications{" + label + "} ")).isEqualTo(1);
+      assertThat(value(scrape, "jvm_memory_heap_used_bytes{" + label + "} ")).isPositive();
+      assertThat(value(scrape, "process_open_fds{" + label + "} ")).isPositive();
+      assertThat(value(scrape, "process_max_fds{" + label + "} "))
+          .isGreaterThanOrEqualTo(value(scrape, "process_open_fds{" + label + "} "));
+      assertThat(value(scrape, "process_cpu_seconds_total{" + label + "} ")).isPositive();
     }
   }
 

@@ -32,7 +32,8 @@ class PrometheusFormatTest {
       Pattern.compile("([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{(.*)\\})? (\\S+)");
   private static final Pattern LABEL =
       Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
-  private static final Pattern FAMILY = Pattern.compile("sluice_[a-z][a-z0-9]*(_[a-z0-9]+)*");
+  private static final Pattern FAMILY =
+      Pattern.compile("(?:sluice|jvm|process)_[a-z][a-z0-9]*(_[a-z0-9]+)*");
 
   /** One sample line: its name, labels and value. */
   static final class Sample {
@@ -117,7 +118,7 @@ class PrometheusFormatTest {
     for (PrometheusNames.Family f : families) {
       String n = f.name();
       assertThat(seen.put(n, n)).as("family %s named twice", n).isNull();
-      assertThat(n).as("snake_case under sluice_").matches(FAMILY);
+      assertThat(n).as("snake_case under sluice_, jvm_ or process_").matches(FAMILY);
       assertThat(n.endsWith("_total"))
           .as("%s: _total exactly on counters", n)
           .isEqualTo(f.type() == PrometheusNames.Type.COUNTER);
