@@ -49,6 +49,10 @@ class ShadedJarTest {
             "org/rocksdb/RocksDB.class",
             "librocksdbjni-linux64.so",
             "librocksdbjni-linux-aarch64.so");
+    assertThat(entries)
+        .as("RocksDB's libraries: the supported platforms only (Linux, glibc, x86-64 and aarch64)")
+        .filteredOn(e -> e.startsWith("librocksdbjni"))
+        .containsExactlyInAnyOrder("librocksdbjni-linux64.so", "librocksdbjni-linux-aarch64.so");
   }
 
   @Test
