@@ -128,10 +128,26 @@ class TarballIT {
     assertThat(names(home.resolve("lib")))
         .contains("sluice-core-" + version + ".jar")
         .anyMatch(n -> n.startsWith("netty-transport-native-epoll-"))
-        .anyMatch(n -> n.startsWith("rocksdbjni-"))
         .anyMatch(n -> n.startsWith("log4j-core-"))
         .noneMatch(n -> n.startsWith("hadoop-"))
         .noneMatch(n -> n.contains("shaded"));
+    // RocksDB once, with the natives of the supported platforms only
+    List<String> rocksdb =
+        names(home.resolve("lib")).stream()
+            .filter(n -> n.startsWith("rocksdbjni-"))
+            .collect(Collectors.toList());
+    assertThat(rocksdb).hasSize(1);
+    try (java.util.zip.ZipFile jar =
+        new java.util.zip.ZipFile(home.resolve("lib").resolve(rocksdb.get(0)).toFile())) {
+      assertThat(jar.stream().map(java.util.zip.ZipEntry::getName))
+          .filteredOn(n -> n.startsWith("librocksdbjni"))
+          .containsExactlyInAnyOrder(
+              "librocksdbjni-linux64.so", "librocksdbjni-linux-aarch64.so");
+      assertThat(jar.getEntry("org/rocksdb/RocksDB.class")).isNotNull();
+    }
+    assertThat(home.resolve("bin/shuffle-bench"))
+        .as("runs only from a source checkout")
+        .doesNotExist();
     assertThat(Files.readString(home.resolve("LICENSE"))).contains("Apache License");
     assertThat(Files.readString(home.resolve("NOTICE"))).contains("Netty", "RocksDB", "protobuf");
   }
