@@ -249,8 +249,10 @@ public final class ServerConf {
       ConfigKey.millis(
           "sluice.shutdown.timeout",
           "60s",
-          "A stopping server answers new pushes HARD_SPLIT and commits its open splits; splits not"
-              + " committed within this time are deleted and their shuffles fail to commit.");
+          "A stopping server first lets the Flink map partitions being written on it finish, for"
+              + " at most half of this time, then answers new pushes HARD_SPLIT and commits its"
+              + " open splits; splits not committed within this time are deleted and their"
+              + " shuffles fail to commit.");
 
   public static final ConfigKey<Integer> MAP_WRITE_CREDITS =
       ConfigKey.integer(

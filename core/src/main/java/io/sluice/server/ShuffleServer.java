@@ -476,6 +476,7 @@ public final class ShuffleServer implements Closeable {
         "Stopping the Sluice shuffle server on port {}: new pushes are answered HARD_SPLIT and"
             + " the open splits are committed",
         port);
+    finishMapPartitions(conf.shutdownTimeoutMillis() / 2);
     List<CommittedSplitFile> committed = commitOpenSplits();
     writeBackMemoryTier();
     long committedNanos = System.nanoTime() - start;
@@ -493,6 +494,47 @@ public final class ShuffleServer implements Closeable {
         bytes,
         TimeUnit.NANOSECONDS.toMillis(committedNanos),
         state);
+  }
+
+  /** A map partition whose writer sent nothing for this long is not waited for at a stop. */
+  private static final long WRITER_IDLE_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+  /**
+   * Stop, first step: the Flink map partitions being written here may finish, for at most {@code
+   * maxMillis} (half of {@code sluice.shutdown.timeout}), since a producer cut off in the middle
+   * runs again from its start. Only writers at work count: one that sent nothing for two seconds (a
+   * stalled or vanished producer) holds no stop. Meanwhile the server is decommissioned: new
+   * shuffles go elsewhere (or wait for it, when it is the only one), pushes to new splits get
+   * HARD_SPLIT and the open splits are committed, so reduce partitions move on at once. Map
+   * partitions still being written after that are dropped below, and their producers rerun.
+   */
+  private void finishMapPartitions(long maxMillis) {
+    int writing = registry.mapPartitionsBeingWrittenSince(System.nanoTime() - WRITER_IDLE_NANOS);
+    if (writing == 0 || maxMillis <= 0) {
+      return;
+    }
+    LOG.info(
+        "Stopping: waiting up to {} ms (half of sluice.shutdown.timeout) for the {} map"
+            + " partition(s) being written to commit",
+        maxMillis,
+        writing);
+    registry.decommission();
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxMillis);
+    while (writing > 0 && System.nanoTime() - deadline < 0) {
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+      writing = registry.mapPartitionsBeingWrittenSince(System.nanoTime() - WRITER_IDLE_NANOS);
+    }
+    if (writing > 0) {
+      LOG.warn(
+          "Stopping with {} map partition(s) still being written: they are dropped and their"
+              + " producers run again",
+          writing);
+    }
   }
 
   /** Stop: what the memory tier holds goes to its files, so a restart serves it. */

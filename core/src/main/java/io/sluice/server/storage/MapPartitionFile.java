@@ -84,6 +84,7 @@ public final class MapPartitionFile {
   private long entriesHeld;
 
   private int emptyRegions;
+  private long lastWriteNanos = System.nanoTime();
   private long accepted;
   private int nextSequence;
   private String failure;
@@ -189,6 +190,7 @@ public final class MapPartitionFile {
     }
     entries = new RegionEntries();
     entriesHeld = 0;
+    lastWriteNanos = System.nanoTime();
     regionOpen = true;
     regionBroadcast = broadcast;
     regionStart = accepted;
@@ -256,6 +258,7 @@ public final class MapPartitionFile {
     memory.adopt(bytes); // the decoder reserved it; it is now this partition's application's
     accepted += bytes;
     nextSequence++;
+    lastWriteNanos = System.nanoTime();
     flusher.execute(() -> writeData(body, bytes));
     return true;
   }
@@ -425,6 +428,15 @@ public final class MapPartitionFile {
 
   public synchronized boolean isCommitted() {
     return state == State.COMMITTED;
+  }
+
+  /**
+   * Whether its writer is at it: it is being written or committed, and its writer sent a region or
+   * a frame after {@code sinceNanos} ({@link System#nanoTime}).
+   */
+  public synchronized boolean isBeingWrittenSince(long sinceNanos) {
+    return (state == State.WRITING || state == State.COMMITTING)
+        && lastWriteNanos - sinceNanos >= 0;
   }
 
   /** Server stop: no more data; what is not committed is dropped. */

@@ -258,6 +258,17 @@ public final class ServerShuffle {
     return mapPartitions.size();
   }
 
+  /** Map partitions of this shuffle being written that took data after {@code sinceNanos}. */
+  int mapPartitionsBeingWrittenSince(long sinceNanos) {
+    int n = 0;
+    for (MapPartitionFile m : mapPartitions.values()) {
+      if (m.isBeingWrittenSince(sinceNanos)) {
+        n++;
+      }
+    }
+    return n;
+  }
+
   /**
    * Restart: a split committed before the server stopped, whose file was found whole (in the
    * distributed tier at {@code remotePath} when not null). Called before the server serves.

@@ -470,6 +470,20 @@ public final class ShuffleRegistry {
   }
 
   /**
+   * Map partitions (Flink) being written whose writers sent data after {@code sinceNanos} ({@link
+   * System#nanoTime}), over every shuffle.
+   */
+  public int mapPartitionsBeingWrittenSince(long sinceNanos) {
+    int n = 0;
+    for (Application app : apps.values()) {
+      for (ServerShuffle s : app.shuffles.values()) {
+        n += s.mapPartitionsBeingWrittenSince(sinceNanos);
+      }
+    }
+    return n;
+  }
+
+  /**
    * Server stop, first step: no new split from now on (pushes for one are answered HARD_SPLIT), and
    * every open split is sealed and committed with all it accepted, and recorded.
    *

@@ -59,6 +59,7 @@ class MapPartitionIT {
                 "sluice.mapPartition.readBufferSize", "4k",
                 "sluice.mapPartition.pushSize", "4k",
                 "sluice.mapPartition.readCredits", "16",
+                "sluice.shutdown.timeout", "2s", // a partition being written stops a stop 1 s
                 // every block the writers of these tests send is verified on receipt
                 "sluice.integrity.verifyOnPush", "true"));
     placement = new MapPartitionPlacement(cluster.context(), APP, servers(), lost::add);
