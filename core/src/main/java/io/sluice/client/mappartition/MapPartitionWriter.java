@@ -6,6 +6,7 @@ import io.sluice.client.Backoff;
 import io.sluice.client.BatchCodec;
 import io.sluice.client.ClientContext;
 import io.sluice.client.ServerRequests;
+import io.sluice.client.ServerRestartWait;
 import io.sluice.client.SilentServerWatch;
 import io.sluice.network.Message;
 import io.sluice.network.TransportClient;
@@ -200,33 +201,71 @@ public final class MapPartitionWriter implements Closeable {
     if (regionOpen) {
       throw new IllegalStateException("region " + (regionsStarted - 1) + " of " + id + " is open");
     }
-    if (connection == null) {
-      connection =
-          replica
-              ? context.replicaPushConnection(id.appId(), server)
-              : context.pushConnection(id.appId(), server);
-    }
     int region = regionsStarted;
-    Response r =
-        call(
-            rid ->
-                Messages.request(
-                    MessageType.REGION_START,
-                    RegionStart.newBuilder()
-                        .setRequestId(rid)
-                        .setPartition(ref)
-                        .setNumSubpartitions(numSubpartitions)
-                        .setRegionIndex(region)
-                        .setBroadcast(broadcast)
-                        .build(),
-                    rid),
-            "start region " + region);
+    LongFunction<Message> start =
+        rid ->
+            Messages.request(
+                MessageType.REGION_START,
+                RegionStart.newBuilder()
+                    .setRequestId(rid)
+                    .setPartition(ref)
+                    .setNumSubpartitions(numSubpartitions)
+                    .setRegionIndex(region)
+                    .setBroadcast(broadcast)
+                    .build(),
+                rid);
+    Response r;
+    if (region == 0) {
+      r = startFirstRegion(start);
+    } else {
+      r = call(start, "start region " + region);
+    }
     synchronized (this) {
       credits = Math.max(1, r.getWriteCredit().getCredits());
     }
     regionsStarted++;
     regionOpen = true;
     this.broadcast = broadcast;
+  }
+
+  /**
+   * Starts region 0, waiting for a server that refuses or drops the connection while it may be
+   * restarting ({@code sluice.client.serverRestartWait}): nothing was written yet, so the partition
+   * starts on the restarted server as on the old one, and the producer does not run again.
+   */
+  private Response startFirstRegion(LongFunction<Message> start) throws IOException {
+    ServerRestartWait.Wait wait = null;
+    while (true) {
+      try {
+        if (connection == null) {
+          connection =
+              replica
+                  ? context.replicaPushConnection(id.appId(), server)
+                  : context.pushConnection(id.appId(), server);
+        }
+        return call(start, "start region 0");
+      } catch (IOException e) {
+        if (wait == null) {
+          wait = context.restarts().start();
+          if (ServerRestartWait.mayBeRestarting(e)) {
+            LOG.warn(
+                "Writing {}: its server {} does not take connections; waiting up to {} ms for it"
+                    + " to come back (sluice.client.serverRestartWait): {}",
+                id,
+                ClientContext.format(server),
+                context.restarts().waitMillis(),
+                e.getMessage());
+          }
+        }
+        if (!wait.pauseBeforeRetry(e)) {
+          throw e;
+        }
+        synchronized (this) {
+          failure = null;
+        }
+        connection = null;
+      }
+    }
   }
 
   /**

@@ -25,7 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Flink producers across a graceful restart of their only server: a map partition placed while the
  * server is down waits for it ({@code sluice.client.serverRestartWait}) instead of failing the
- * producer's deployment; one being written when the stop begins may finish and commit (for at most
+ * producer's deployment; a producer placed before the stop that starts writing while the server is
+ * down waits for it too; one being written when the stop begins may finish and commit (for at most
  * half of {@code sluice.shutdown.timeout}) and is served after the restart.
  */
 class MapPartitionRestartIT {
@@ -148,6 +149,49 @@ class MapPartitionRestartIT {
       expected.write(first);
       expected.write(second);
       assertThat(read.toByteArray()).isEqualTo(expected.toByteArray());
+    }
+  }
+
+  @Test
+  void aWriterStartingWhileItsServerIsDownWaitsForTheRestart() throws Exception {
+    try (TestCluster cluster =
+        TestCluster.start(dir, 1, Map.of("sluice.client.serverRestartWait", "60s"))) {
+      ServerAddress a = cluster.addresses().get(0);
+      cluster.coordinator().registerShuffle(5, 1, 2);
+      MapPartitionId id = new MapPartitionId(TestCluster.APP_ID, 5, 0, 0);
+      CountDownLatch stopped = new CountDownLatch(1);
+      CompletableFuture<ShuffleServer> restarted = new CompletableFuture<>();
+      new Thread(
+              () -> {
+                try {
+                  restarted.complete(
+                      cluster.restartServer(
+                          0,
+                          root -> {
+                            stopped.countDown();
+                            sleep(1000);
+                          }));
+                } catch (IOException | RuntimeException e) {
+                  stopped.countDown();
+                  restarted.completeExceptionally(e);
+                }
+              },
+              "restarter")
+          .start();
+      assertThat(stopped.await(30, TimeUnit.SECONDS)).isTrue();
+
+      try (MapPartitionWriter w =
+          MapPartitionWriter.open(cluster.context(), id, a.getHost(), a.getPort(), 2, 1000)) {
+        w.startRegion(false);
+        w.write(1, ByteBuffer.wrap(text("after the restart ", 3000)));
+        w.finishRegion();
+        w.commit();
+      }
+
+      assertThat(restarted.get(30, TimeUnit.SECONDS)).isNotNull();
+      assertThat(cluster.server(0).registry().get(TestCluster.APP_ID, 5).mapPartition(0, 0))
+          .isNotNull();
+      assertThat(cluster.context().metrics().serverWaits()).isPositive();
     }
   }
 
