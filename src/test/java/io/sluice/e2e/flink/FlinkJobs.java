@@ -192,9 +192,19 @@ final class FlinkJobs {
    */
   static DataStream<String> sumPerKey(
       StreamExecutionEnvironment env, int producers, int consumers, Sum sum) {
+    return sumPerKey(env, producers, consumers, new KeyByResidue(PRODUCER, 31), sum);
+  }
+
+  /** {@link #sumPerKey} with a producer of the test's (a subclass acting while it maps). */
+  static DataStream<String> sumPerKey(
+      StreamExecutionEnvironment env,
+      int producers,
+      int consumers,
+      KeyByResidue producer,
+      Sum sum) {
     return env.fromSequence(0, 49_999)
         .setParallelism(producers)
-        .map(new KeyByResidue(PRODUCER, 31))
+        .map(producer)
         .setParallelism(producers)
         .keyBy(t -> t.f0)
         .reduce(sum)
