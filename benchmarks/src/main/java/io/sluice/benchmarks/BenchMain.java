@@ -30,6 +30,8 @@ public final class BenchMain {
     BENCHMARKS.put(SparkBenchmark.NAME, SparkBenchmark::run);
     DESCRIPTIONS.put(RestartBenchmark.NAME, RestartBenchmark.DESCRIPTION);
     BENCHMARKS.put(RestartBenchmark.NAME, RestartBenchmark::run);
+    DESCRIPTIONS.put(StopStartBenchmark.NAME, StopStartBenchmark.DESCRIPTION);
+    BENCHMARKS.put(StopStartBenchmark.NAME, StopStartBenchmark::run);
     DESCRIPTIONS.put(FlinkBenchmark.NAME, FlinkBenchmark.DESCRIPTION);
     BENCHMARKS.put(FlinkBenchmark.NAME, FlinkBenchmark::run);
   }
