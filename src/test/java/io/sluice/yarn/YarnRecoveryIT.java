@@ -9,6 +9,9 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -89,6 +92,53 @@ class YarnRecoveryIT {
         Thread.sleep(20);
       }
       assertThat(service.server().registry().applicationCount()).isZero();
+    }
+  }
+
+  /**
+   * A reader that starts while the NodeManager's service is down (the NodeManager restarting) waits
+   * for it ({@code sluice.client.serverRestartWait}) and reads every record once from the restarted
+   * service, as a running reduce stage would: no fetch failure.
+   */
+  @Test
+  void aReadDuringANodeManagerRestartWaitsForTheService() throws Exception {
+    Path recovery = Files.createDirectories(tmp.resolve("recovery"));
+    YarnConfiguration conf = new YarnConfiguration();
+    conf.set(YarnConfiguration.NM_LOCAL_DIRS, tmp.resolve("nm-local").toString());
+    conf.set("sluice.server.host", "127.0.0.1");
+    conf.setInt("sluice.server.port", freePort());
+    conf.set("sluice.memory.max", "64m");
+    conf.set("sluice.network.ioThreads", "2");
+    conf.set("sluice.commit.fsync", "false");
+
+    service = start(conf, recovery);
+    int port = service.getMetaData().getInt(0);
+    try (ApplicationClient app =
+        new ApplicationClient(
+            APP.toString(),
+            List.of(ClientContext.address("127.0.0.1", port)),
+            Map.of("sluice.client.serverRestartWait", "60s"))) {
+      app.coordinator().registerShuffle(0, 2, PARTITIONS);
+      app.runMap(0, 0, PARTITIONS, RECORDS, 250);
+      app.runMap(0, 1, PARTITIONS, RECORDS, 250);
+      app.coordinator().committed(0).get(1, TimeUnit.MINUTES);
+
+      service.stop();
+      service = null;
+      CompletableFuture<Records.Checker> read =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return app.readAll(0, PARTITIONS, 2);
+                } catch (Exception e) {
+                  throw new CompletionException(e);
+                }
+              });
+      Thread.sleep(1000); // the reader finds the port closed, and waits
+      assertThat(read).isNotDone();
+      service = start(conf, recovery);
+
+      assertExactlyOnce(read.get(1, TimeUnit.MINUTES));
     }
   }
 

@@ -69,6 +69,7 @@ public final class MapPartitionWriter implements Closeable {
 
   private final ClientContext context;
   private final MapPartitionId id;
+  private boolean waitsForRestart = true;
   private final ServerAddress server;
   private final boolean replica;
   private final MapPartitionRef ref;
@@ -229,9 +230,18 @@ public final class MapPartitionWriter implements Closeable {
   }
 
   /**
+   * Makes {@link #startRegion} fail at once when the server cannot be reached, instead of waiting
+   * for a restart: for a copy of a partition that has another copy to go on with.
+   */
+  void doNotWaitForRestart() {
+    waitsForRestart = false;
+  }
+
+  /**
    * Starts region 0, waiting for a server that refuses or drops the connection while it may be
-   * restarting ({@code sluice.client.serverRestartWait}): nothing was written yet, so the partition
-   * starts on the restarted server as on the old one, and the producer does not run again.
+   * restarting ({@code sluice.client.serverRestartWait}; not for a copy with another, {@link
+   * #doNotWaitForRestart}): nothing was written yet, so the partition starts on the restarted
+   * server as on the old one, and the producer does not run again.
    */
   private Response startFirstRegion(LongFunction<Message> start) throws IOException {
     ServerRestartWait.Wait wait = null;
@@ -245,6 +255,9 @@ public final class MapPartitionWriter implements Closeable {
         }
         return call(start, "start region 0");
       } catch (IOException e) {
+        if (!waitsForRestart) {
+          throw e;
+        }
         if (wait == null) {
           wait = context.restarts().start();
           if (ServerRestartWait.mayBeRestarting(e)) {

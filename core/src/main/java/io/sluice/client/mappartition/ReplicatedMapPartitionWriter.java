@@ -67,6 +67,12 @@ public final class ReplicatedMapPartitionWriter implements Closeable {
               : MapPartitionWriter.openReplica(
                   context, id, servers.get(i), numSubpartitions, maxBlockSize));
     }
+    if (all.size() > 1) {
+      // a copy whose server is away is dropped at once: the other goes on
+      for (MapPartitionWriter w : all) {
+        w.doNotWaitForRestart();
+      }
+    }
     live.addAll(all);
   }
 

@@ -229,6 +229,8 @@ class MapPartitionReplicationIT {
    */
   @ParameterizedTest(name = "{1} cut off {0}")
   @CsvSource({
+    "before writing, primary",
+    "before writing, replica",
     "while writing, primary",
     "while writing, replica",
     "before the commit, primary",
@@ -242,7 +244,11 @@ class MapPartitionReplicationIT {
     ServerAddress survivor = copies.get(which.equals("primary") ? 1 : 0);
     MapPartitionId id = new MapPartitionId(APP, 2, 1, 0);
     Expected expected = new Expected();
+    long waitsBefore = cluster.context().metrics().serverWaits();
     try (ReplicatedMapPartitionWriter w = writer(id, copies)) {
+      if (stage.equals("before writing")) {
+        kill(lost);
+      }
       writeRegion(w, 0, expected);
       if (stage.equals("while writing")) {
         kill(lost);
@@ -257,6 +263,10 @@ class MapPartitionReplicationIT {
     }
     if (stage.equals("after the commit")) {
       kill(lost);
+    }
+    if (stage.equals("before writing")) {
+      // a copy with another to go on with is dropped at once, not waited for as if restarting
+      assertThat(cluster.context().metrics().serverWaits()).isEqualTo(waitsBefore);
     }
     assertThat(readAll(id, copies)).isEqualTo(expected.asStrings());
     assertThat(readFrom).isEqualTo(which.equals("primary") ? copies.get(1) : copies.get(0));
