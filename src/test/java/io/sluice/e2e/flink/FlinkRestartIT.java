@@ -51,20 +51,8 @@ class FlinkRestartIT {
 
   @Test
   void aLoneServerRestartedWhileConsumersReadCostsTheJobNoRerun() throws Exception {
-    List<String> expected;
-    MiniCluster builtin = FlinkHarness.builtin();
-    try {
-      expected =
-          FlinkHarness.collectSorted(
-              FlinkJobs.sumPerKey(FlinkHarness.batch(builtin, 2), 4, 2, new Sum()));
-    } finally {
-      builtin.close();
-    }
-    Runs.clear();
-    restarted = new CompletableFuture<>();
-    servers = TestCluster.start(tmp.resolve("sluice"), 1);
-    Configuration settings = new Configuration();
-    settings.setString("sluice.client.serverRestartWait", "60s"); // the default
+    List<String> expected = builtinResult();
+    Configuration settings = oneServer();
     settings.setString("sluice.coordinator.heartbeatInterval", "200ms"); // it finds it away
     flink = FlinkHarness.sluice(servers, settings);
 
@@ -82,20 +70,8 @@ class FlinkRestartIT {
 
   @Test
   void aLoneServerRestartedWhileProducersWriteCostsTheJobNoRerun() throws Exception {
-    List<String> expected;
-    MiniCluster builtin = FlinkHarness.builtin();
-    try {
-      expected =
-          FlinkHarness.collectSorted(
-              FlinkJobs.sumPerKey(FlinkHarness.batch(builtin, 2), 4, 2, new Sum()));
-    } finally {
-      builtin.close();
-    }
-    Runs.clear();
-    restarted = new CompletableFuture<>();
-    servers = TestCluster.start(tmp.resolve("sluice"), 1);
-    Configuration settings = new Configuration();
-    settings.setString("sluice.client.serverRestartWait", "60s"); // the default
+    List<String> expected = builtinResult();
+    Configuration settings = oneServer();
     flink = FlinkHarness.sluice(servers, settings);
 
     List<String> result =
@@ -107,6 +83,27 @@ class FlinkRestartIT {
     assertThat(restarted.get(1, TimeUnit.MINUTES)).isNotNull();
     assertThat(Runs.attempts(PRODUCER)).containsExactly("0/0", "1/0", "2/0", "3/0");
     assertThat(Runs.attempts(CONSUMER)).containsExactly("0/0", "1/0");
+  }
+
+  /** The job's result through Flink's built-in shuffle. */
+  private static List<String> builtinResult() throws Exception {
+    MiniCluster builtin = FlinkHarness.builtin();
+    try {
+      return FlinkHarness.collectSorted(
+          FlinkJobs.sumPerKey(FlinkHarness.batch(builtin, 2), 4, 2, new Sum()));
+    } finally {
+      builtin.close();
+    }
+  }
+
+  /** Starts the one Sluice server; returns the client settings, with the default restart wait. */
+  private Configuration oneServer() throws IOException {
+    Runs.clear();
+    restarted = new CompletableFuture<>();
+    servers = TestCluster.start(tmp.resolve("sluice"), 1);
+    Configuration settings = new Configuration();
+    settings.setString("sluice.client.serverRestartWait", "60s"); // the default
+    return settings;
   }
 
   /**

@@ -44,25 +44,7 @@ class MapPartitionRestartIT {
       try (MapPartitionPlacement placement =
           new MapPartitionPlacement(cluster.context(), TestCluster.APP_ID, servers, lost::add)) {
         CountDownLatch stopped = new CountDownLatch(1);
-        CompletableFuture<ShuffleServer> restarted = new CompletableFuture<>();
-        Thread restarter =
-            new Thread(
-                () -> {
-                  try {
-                    restarted.complete(
-                        cluster.restartServer(
-                            0,
-                            root -> {
-                              stopped.countDown();
-                              sleep(1000);
-                            }));
-                  } catch (IOException | RuntimeException e) {
-                    stopped.countDown();
-                    restarted.completeExceptionally(e);
-                  }
-                },
-                "restarter");
-        restarter.start();
+        CompletableFuture<ShuffleServer> restarted = restartInBackground(cluster, stopped);
         assertThat(stopped.await(30, TimeUnit.SECONDS)).isTrue();
 
         InetSocketAddress at = placement.place(3, 2, 2).get(60, TimeUnit.SECONDS);
@@ -160,24 +142,7 @@ class MapPartitionRestartIT {
       cluster.coordinator().registerShuffle(5, 1, 2);
       MapPartitionId id = new MapPartitionId(TestCluster.APP_ID, 5, 0, 0);
       CountDownLatch stopped = new CountDownLatch(1);
-      CompletableFuture<ShuffleServer> restarted = new CompletableFuture<>();
-      new Thread(
-              () -> {
-                try {
-                  restarted.complete(
-                      cluster.restartServer(
-                          0,
-                          root -> {
-                            stopped.countDown();
-                            sleep(1000);
-                          }));
-                } catch (IOException | RuntimeException e) {
-                  stopped.countDown();
-                  restarted.completeExceptionally(e);
-                }
-              },
-              "restarter")
-          .start();
+      CompletableFuture<ShuffleServer> restarted = restartInBackground(cluster, stopped);
       assertThat(stopped.await(30, TimeUnit.SECONDS)).isTrue();
 
       try (MapPartitionWriter w =
@@ -193,6 +158,33 @@ class MapPartitionRestartIT {
           .isNotNull();
       assertThat(cluster.context().metrics().serverWaits()).isPositive();
     }
+  }
+
+  /**
+   * Restarts server 0 on a thread of its own, down for a second; {@code stopped} counts down once
+   * its port is closed.
+   */
+  private static CompletableFuture<ShuffleServer> restartInBackground(
+      TestCluster cluster, CountDownLatch stopped) {
+    CompletableFuture<ShuffleServer> restarted = new CompletableFuture<>();
+    new Thread(
+            () -> {
+              try {
+                restarted.complete(
+                    cluster.restartServer(
+                        0,
+                        root -> {
+                          stopped.countDown();
+                          sleep(1000);
+                        }));
+              } catch (IOException | RuntimeException e) {
+                stopped.countDown();
+                restarted.completeExceptionally(e);
+              }
+            },
+            "restarter")
+        .start();
+    return restarted;
   }
 
   private static byte[] text(String prefix, int length) {
